@@ -1,0 +1,69 @@
+// Package catalog defines what the engine knows about tables: where they are, what columns they
+// have and how to read them. Concrete sources live in subpackages (memory, iceberg); the engine
+// sees them only through these interfaces.
+package catalog
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Catalog resolves table names. Names are matched case-insensitively, as MySQL does on most
+// platforms; the stored spelling is what Table.Name returns.
+type Catalog interface {
+	// Name is the catalog's name as Flight SQL clients see it.
+	Name() string
+	// Table returns the named table, or an errs.NotFound error.
+	Table(ctx context.Context, name string) (Table, error)
+	// TableNames lists the tables, sorted.
+	TableNames(ctx context.Context) ([]string, error)
+}
+
+// MutableCatalog is a catalog that accepts DDL.
+type MutableCatalog interface {
+	Catalog
+	// CreateTable creates an empty table. It fails with errs.AlreadyExists unless ifNotExists.
+	CreateTable(ctx context.Context, name string, schema *arrow.Schema, ifNotExists bool) (Table, error)
+	// DropTable removes a table. It fails with errs.NotFound unless ifExists.
+	DropTable(ctx context.Context, name string, ifExists bool) error
+}
+
+// Table is a readable table.
+type Table interface {
+	Name() string
+	// Schema is the table's Arrow schema. Field nullability is honoured.
+	Schema() *arrow.Schema
+	// Scan plans a read. The returned tasks are pinned to the table's state at the time of the
+	// call: rows appended later are not seen by them.
+	Scan(ctx context.Context, req ScanRequest) ([]ScanTask, error)
+}
+
+// InsertableTable is a table that accepts appended rows.
+type InsertableTable interface {
+	Table
+	// Append adds the batch's rows atomically. The batch must have the table's schema; the
+	// table retains it.
+	Append(ctx context.Context, batch arrow.RecordBatch) error
+}
+
+// ScanRequest says what a scan needs. Sources may use it to read less; the engine still applies
+// filters itself unless a source reports them exact.
+type ScanRequest struct {
+	// Columns are indexes into the table schema, in the order the scan must output them.
+	// Nil means all columns.
+	Columns []int
+	// Limit is a row limit a source may stop at (0 = none). Only set when no filter remains.
+	Limit int64
+}
+
+// ScanTask is one independently readable piece of a scan: a unit of parallelism.
+type ScanTask interface {
+	// Open streams the task's rows with the projected columns. Memory for new buffers comes from
+	// mem. The caller releases the reader.
+	Open(ctx context.Context, mem memory.Allocator) (array.RecordReader, error)
+	// EstimatedRows is a hint for planning (-1 if unknown).
+	EstimatedRows() int64
+}

@@ -1,0 +1,210 @@
+// Package memory holds tables that live in process memory as Arrow record batches: the tables
+// clients create with CREATE TABLE / INSERT, and the demo table.
+package memory
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	memalloc "github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/cachedb/cachedb/catalog"
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+// Catalog is a mutable, concurrency-safe catalog of in-memory tables.
+type Catalog struct {
+	name   string
+	mu     sync.RWMutex
+	tables map[string]*Table // keyed by lower-case name
+}
+
+var _ catalog.MutableCatalog = (*Catalog)(nil)
+
+// NewCatalog returns an empty catalog with the given name.
+func NewCatalog(name string) *Catalog {
+	return &Catalog{name: name, tables: map[string]*Table{}}
+}
+
+// Name implements catalog.Catalog.
+func (c *Catalog) Name() string { return c.name }
+
+// Table implements catalog.Catalog.
+func (c *Catalog) Table(_ context.Context, name string) (catalog.Table, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t, ok := c.tables[strings.ToLower(name)]
+	if !ok {
+		return nil, errs.NotFoundf("table %q does not exist", name)
+	}
+	return t, nil
+}
+
+// TableNames implements catalog.Catalog.
+func (c *Catalog) TableNames(context.Context) ([]string, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	names := make([]string, 0, len(c.tables))
+	for _, t := range c.tables {
+		names = append(names, t.name)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// CreateTable implements catalog.MutableCatalog.
+func (c *Catalog) CreateTable(_ context.Context, name string, schema *arrow.Schema, ifNotExists bool) (catalog.Table, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := strings.ToLower(name)
+	if t, ok := c.tables[key]; ok {
+		if ifNotExists {
+			return t, nil
+		}
+		return nil, errs.AlreadyExistsf("table %q already exists", name)
+	}
+	t := &Table{name: name, schema: schema}
+	c.tables[key] = t
+	return t, nil
+}
+
+// DropTable implements catalog.MutableCatalog. Readers that already planned a scan of the table
+// keep their batches alive through their own references.
+func (c *Catalog) DropTable(_ context.Context, name string, ifExists bool) error {
+	c.mu.Lock()
+	key := strings.ToLower(name)
+	_, ok := c.tables[key]
+	if ok {
+		delete(c.tables, key)
+	}
+	c.mu.Unlock()
+	if !ok {
+		if ifExists {
+			return nil
+		}
+		return errs.NotFoundf("table %q does not exist", name)
+	}
+	return nil
+}
+
+// Table is an append-only in-memory table. Batches are immutable once appended, so a scan
+// pins the table's state by copying the slice of batches it saw. The table holds one reference
+// to each batch for its whole life; a dropped table's batches are left to the garbage collector
+// rather than released, because planned scans may still read them.
+type Table struct {
+	name    string
+	schema  *arrow.Schema
+	mu      sync.RWMutex
+	batches []arrow.RecordBatch
+	rows    int64
+}
+
+var _ catalog.InsertableTable = (*Table)(nil)
+
+// Name implements catalog.Table.
+func (t *Table) Name() string { return t.name }
+
+// Schema implements catalog.Table.
+func (t *Table) Schema() *arrow.Schema { return t.schema }
+
+// NumRows is the number of rows appended so far.
+func (t *Table) NumRows() int64 {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.rows
+}
+
+// Append implements catalog.InsertableTable.
+func (t *Table) Append(_ context.Context, batch arrow.RecordBatch) error {
+	if !batch.Schema().Equal(t.schema) {
+		return errs.Invalidf("batch schema %s does not match table %q schema %s", batch.Schema(), t.name, t.schema)
+	}
+	if batch.NumRows() == 0 {
+		return nil
+	}
+	batch.Retain()
+	t.mu.Lock()
+	t.batches = append(t.batches, batch)
+	t.rows += batch.NumRows()
+	t.mu.Unlock()
+	return nil
+}
+
+// batchesPerTask bounds the work of one scan task so that large tables scan in parallel.
+const batchesPerTask = 16
+
+// Scan implements catalog.Table. Each task covers up to batchesPerTask consecutive batches.
+func (t *Table) Scan(_ context.Context, req catalog.ScanRequest) ([]catalog.ScanTask, error) {
+	cols := req.Columns
+	if cols == nil {
+		cols = make([]int, t.schema.NumFields())
+		for i := range cols {
+			cols[i] = i
+		}
+	}
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		if c < 0 || c >= t.schema.NumFields() {
+			return nil, errs.Internalf("scan of %q asks for column %d of %d", t.name, c, t.schema.NumFields())
+		}
+		fields[i] = t.schema.Field(c)
+	}
+	out := arrow.NewSchema(fields, nil)
+
+	t.mu.RLock()
+	var tasks []catalog.ScanTask
+	for start := 0; start < len(t.batches); start += batchesPerTask {
+		end := min(start+batchesPerTask, len(t.batches))
+		task := &scanTask{schema: out, cols: cols, limit: req.Limit}
+		task.batches = t.batches[start:end:end]
+		for _, b := range task.batches {
+			task.rows += b.NumRows()
+		}
+		tasks = append(tasks, task)
+	}
+	t.mu.RUnlock()
+	if len(tasks) == 0 {
+		tasks = append(tasks, &scanTask{schema: out, cols: cols})
+	}
+	return tasks, nil
+}
+
+// scanTask reads a fixed slice of the table's batches. It may be opened any number of times
+// (a correlated subquery re-executes its scan once per outer row).
+type scanTask struct {
+	schema  *arrow.Schema
+	cols    []int
+	batches []arrow.RecordBatch
+	rows    int64
+	limit   int64
+}
+
+func (s *scanTask) EstimatedRows() int64 { return s.rows }
+
+func (s *scanTask) Open(_ context.Context, _ memalloc.Allocator) (array.RecordReader, error) {
+	recs := make([]arrow.RecordBatch, 0, len(s.batches))
+	var seen int64
+	for _, b := range s.batches {
+		if s.limit > 0 && seen >= s.limit {
+			break
+		}
+		arrs := make([]arrow.Array, len(s.cols))
+		for i, c := range s.cols {
+			arrs[i] = b.Column(c)
+		}
+		recs = append(recs, array.NewRecordBatch(s.schema, arrs, b.NumRows()))
+		seen += b.NumRows()
+	}
+	rdr, err := array.NewRecordReader(s.schema, recs)
+	for _, r := range recs {
+		r.Release()
+	}
+	if err != nil {
+		return nil, errs.Internalf("memory scan: %v", err)
+	}
+	return rdr, nil
+}

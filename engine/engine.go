@@ -1,0 +1,69 @@
+// Package engine runs SQL statements: it binds them (sql), optimizes and plans them (planner),
+// executes the physical plan (exec) and applies DDL and DML to the catalog. It is what the
+// Flight SQL server and the tests call; it knows nothing about the wire.
+package engine
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+
+	"github.com/cachedb/cachedb/catalog"
+	memcat "github.com/cachedb/cachedb/catalog/memory"
+)
+
+// Config is the engine's configuration. The zero value is usable: every field has a default.
+type Config struct {
+	// CatalogName is the name clients see for the in-memory catalog (default "cachedb").
+	CatalogName string
+	// Partitions is the number of partitions plans are spread over (default 2).
+	Partitions int
+	// BatchSize is the target number of rows per batch (default 8192).
+	BatchSize int
+	// Alloc is the allocator every query uses (default memory.DefaultAllocator).
+	Alloc memory.Allocator
+	// NoDemo leaves the demo table out of the catalog.
+	NoDemo bool
+}
+
+// Engine executes statements against its catalog. It is safe for concurrent use.
+type Engine struct {
+	cfg     Config
+	catalog *memcat.Catalog
+}
+
+// Result is the outcome of one statement. For a query, Reader streams the rows (the caller
+// releases it) and Schema is its schema; for any other statement Reader is nil and
+// RowsAffected counts the rows it changed.
+type Result struct {
+	Schema       *arrow.Schema
+	Reader       array.RecordReader
+	RowsAffected int64
+}
+
+// Prepared describes a statement without running it.
+type Prepared struct {
+	// IsQuery is true for statements that return rows (SELECT, EXPLAIN).
+	IsQuery bool
+	// Schema is the result schema of a query (nil otherwise). With unbound parameters, column
+	// types that depend on a parameter are reported as they would be for a NULL.
+	Schema *arrow.Schema
+	// NumParams is the number of ? placeholders.
+	NumParams int
+}
+
+// Catalog returns the engine's catalog.
+func (e *Engine) Catalog() catalog.MutableCatalog { return e.catalog }
+
+// Execute runs one statement. params are bound to ? placeholders in order.
+func (e *Engine) Execute(ctx context.Context, sqlText string, params []scalar.Scalar) (*Result, error) {
+	return e.execute(ctx, sqlText, params)
+}
+
+// Prepare parses and binds one statement without running it.
+func (e *Engine) Prepare(ctx context.Context, sqlText string) (*Prepared, error) {
+	return e.prepare(ctx, sqlText)
+}

@@ -1,0 +1,70 @@
+// Package exec holds the physical operators and physical expressions of cachedb. Operators are
+// immutable trees; executing one partition of an operator yields a pull-based stream of Arrow
+// record batches. Parallelism comes only from partitions (and the Repartition / Coalesce
+// operators), never from goroutines hidden inside a scan, and every buffer comes from the
+// allocator in the TaskContext.
+package exec
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+)
+
+// Operator is a node of a physical plan.
+//
+// Contract:
+//   - Execute(ctx, p, tc) for 0 <= p < Partitions() returns a reader over partition p's output;
+//     the caller owns the reader and must Release it. Readers stop with ctx.Err() when ctx is
+//     canceled. Each partition may be executed concurrently with the others, and an operator may
+//     be executed several times (e.g. once per outer row for a correlated subquery).
+//   - Every batch a reader yields has exactly Schema() (same field names and types).
+//   - String() is one line describing the node for EXPLAIN (without its children).
+type Operator interface {
+	Schema() *arrow.Schema
+	Children() []Operator
+	Partitions() int
+	Execute(ctx context.Context, partition int, tc *TaskContext) (array.RecordReader, error)
+	String() string
+}
+
+// TaskContext carries what every operator and expression needs while executing.
+type TaskContext struct {
+	// Alloc is the only source of memory for new buffers.
+	Alloc memory.Allocator
+	// Params are the values bound to ? placeholders, in order.
+	Params []scalar.Scalar
+	// Outer is the row a correlated subquery is being evaluated for (nil at top level).
+	Outer *OuterRow
+	// BatchSize is the preferred number of rows per output batch (0 = DefaultBatchSize).
+	BatchSize int
+}
+
+// DefaultBatchSize is the row count operators aim for when they build new batches.
+const DefaultBatchSize = 8192
+
+// RowsPerBatch returns the batch size to aim for.
+func (tc *TaskContext) RowsPerBatch() int {
+	if tc.BatchSize > 0 {
+		return tc.BatchSize
+	}
+	return DefaultBatchSize
+}
+
+// WithOuter returns a copy of tc whose Outer row is (batch, row) nested in tc's own Outer.
+func (tc *TaskContext) WithOuter(batch arrow.RecordBatch, row int) *TaskContext {
+	c := *tc
+	c.Outer = &OuterRow{Batch: batch, Row: row, Parent: tc.Outer}
+	return &c
+}
+
+// OuterRow is one row of an enclosing query, seen by a correlated subquery. Parent is the row of
+// the query enclosing that one, for subqueries nested more than one level deep.
+type OuterRow struct {
+	Batch  arrow.RecordBatch
+	Row    int
+	Parent *OuterRow
+}

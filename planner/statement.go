@@ -1,0 +1,53 @@
+package planner
+
+import "github.com/apache/arrow-go/v18/arrow"
+
+// Statement is a bound SQL statement: a query, or a command the engine carries out. The set of
+// implementations is closed.
+type Statement interface{ statement() }
+
+// Query is a SELECT (or UNION, …) whose result goes to the client. Names are the output column
+// names as the client sees them (Plan's column names may be deduplicated internally).
+type Query struct {
+	Plan Plan
+	// NumParams is the number of ? placeholders.
+	NumParams int
+}
+
+// Explain is EXPLAIN [ANALYZE] of a query.
+type Explain struct {
+	Query   *Query
+	Analyze bool
+}
+
+// CreateTable is CREATE TABLE name (…) or CREATE TABLE name AS SELECT ….
+type CreateTable struct {
+	Name        string
+	Schema      *arrow.Schema // for AS SELECT, the query's output schema
+	IfNotExists bool
+	AsSelect    *Query // nil for a plain CREATE TABLE
+}
+
+// Insert is INSERT INTO table [(cols)] VALUES … | SELECT …. Source yields one column per
+// Columns entry, already cast to the table's column types; table columns not listed get NULL.
+type Insert struct {
+	Table   string
+	Columns []int // table column index of each Source column
+	Source  *Query
+}
+
+// DropTable is DROP TABLE [IF EXISTS] names.
+type DropTable struct {
+	Names    []string
+	IfExists bool
+}
+
+// Set is a session statement (SET …) that cachedb accepts and ignores.
+type Set struct{ Text string }
+
+func (*Query) statement()       {}
+func (*Explain) statement()     {}
+func (*CreateTable) statement() {}
+func (*Insert) statement()      {}
+func (*DropTable) statement()   {}
+func (*Set) statement()         {}
