@@ -1,3 +1,0 @@
-//go:build tools
-
-package deps

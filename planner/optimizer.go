@@ -1,0 +1,37 @@
+package planner
+
+// Rule is one logical rewrite. Rewrite returns the plan it was given (and false) when it does
+// not apply; it never mutates its input, it builds new nodes.
+type Rule interface {
+	Name() string
+	Rewrite(p Plan) (Plan, bool)
+}
+
+// DefaultRules are the rules Optimize runs, in order, until none changes the plan.
+func DefaultRules() []Rule {
+	return []Rule{}
+}
+
+// maxPasses bounds the fixpoint loop; rules are written to converge well before it.
+const maxPasses = 16
+
+// Optimize rewrites p with DefaultRules to a fixpoint, then prunes unused columns.
+func Optimize(p Plan) Plan {
+	return OptimizeWith(p, DefaultRules())
+}
+
+// OptimizeWith is Optimize with an explicit rule list (for tests).
+func OptimizeWith(p Plan, rules []Rule) Plan {
+	for pass := 0; pass < maxPasses; pass++ {
+		changed := false
+		for _, r := range rules {
+			var c bool
+			p, c = r.Rewrite(p)
+			changed = changed || c
+		}
+		if !changed {
+			break
+		}
+	}
+	return p
+}
