@@ -1,5 +1,7 @@
 package planner
 
+import "github.com/apache/arrow-go/v18/arrow"
+
 // This file holds the small walks over plans and expressions that rules and physical planning
 // share: which columns an expression reads, and which columns a plan produces.
 
@@ -186,4 +188,24 @@ func conjuncts(e Expr) []Expr {
 		return append(conjuncts(c.Args[0]), conjuncts(c.Args[1])...)
 	}
 	return []Expr{e}
+}
+
+// isConstant reports whether e reads no column at all.
+func isConstant(e Expr) bool {
+	used := map[ColumnID]bool{}
+	ExprColumns(e, used)
+	return len(used) == 0
+}
+
+// and joins conditions with AND; nil for none.
+func and(es ...Expr) Expr {
+	var out Expr
+	for _, e := range es {
+		if out == nil {
+			out = e
+			continue
+		}
+		out = &Call{Func: "and", Args: []Expr{out, e}, T: arrow.FixedWidthTypes.Boolean}
+	}
+	return out
 }

@@ -9,15 +9,18 @@ type Rule interface {
 
 // DefaultRules are the rules Optimize runs, in order, until none changes the plan.
 func DefaultRules() []Rule {
-	return []Rule{}
+	return []Rule{Decorrelate{}, PushFilters{}, PushLimit{}}
 }
 
 // maxPasses bounds the fixpoint loop; rules are written to converge well before it.
 const maxPasses = 16
 
-// Optimize rewrites p with DefaultRules to a fixpoint, then prunes unused columns.
+// Optimize rewrites p with DefaultRules to a fixpoint, then prunes unused columns. Subquery
+// plans inside expressions are optimized the same way.
 func Optimize(p Plan) Plan {
-	return OptimizeWith(p, DefaultRules())
+	p = OptimizeWith(p, DefaultRules())
+	p = pruneColumns(p)
+	return mapSubqueryPlans(p, Optimize)
 }
 
 // OptimizeWith is Optimize with an explicit rule list (for tests).

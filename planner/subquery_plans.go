@@ -1,0 +1,105 @@
+package planner
+
+// mapSubqueryPlans returns p with f applied to the plan of every subquery expression held by
+// p's nodes (not recursively: f is expected to recurse itself).
+func mapSubqueryPlans(p Plan, f func(Plan) Plan) Plan {
+	out, _ := transformUp(p, func(n Plan) (Plan, bool) {
+		return mapNodeExprs(n, func(e Expr) Expr { return mapExprSubqueries(e, f) }), false
+	})
+	return out
+}
+
+// mapExprSubqueries rebuilds e with f applied to each subquery plan in it.
+func mapExprSubqueries(e Expr, f func(Plan) Plan) Expr {
+	if e == nil || !hasSubquery(e) {
+		return e
+	}
+	switch e := e.(type) {
+	case *ScalarSubquery:
+		return &ScalarSubquery{Plan: f(e.Plan)}
+	case *Exists:
+		return &Exists{Plan: f(e.Plan), Negated: e.Negated}
+	case *InSubquery:
+		return &InSubquery{Expr: mapExprSubqueries(e.Expr, f), Plan: f(e.Plan), Negated: e.Negated}
+	case *Call:
+		c := *e
+		c.Args = make([]Expr, len(e.Args))
+		for i, a := range e.Args {
+			c.Args[i] = mapExprSubqueries(a, f)
+		}
+		return &c
+	case *Cast:
+		c := *e
+		c.Expr = mapExprSubqueries(e.Expr, f)
+		return &c
+	case *Case:
+		c := *e
+		c.Operand = mapExprSubqueries(e.Operand, f)
+		c.Whens = make([]When, len(e.Whens))
+		for i, w := range e.Whens {
+			c.Whens[i] = When{Cond: mapExprSubqueries(w.Cond, f), Then: mapExprSubqueries(w.Then, f)}
+		}
+		c.Else = mapExprSubqueries(e.Else, f)
+		return &c
+	case *AggregateCall:
+		c := *e
+		c.Args = make([]Expr, len(e.Args))
+		for i, a := range e.Args {
+			c.Args[i] = mapExprSubqueries(a, f)
+		}
+		return &c
+	}
+	return e
+}
+
+// mapNodeExprs returns a copy of n with f applied to each expression the node evaluates.
+func mapNodeExprs(n Plan, f func(Expr) Expr) Plan {
+	mapAll := func(es []Expr) []Expr {
+		out := make([]Expr, len(es))
+		for i, e := range es {
+			out[i] = f(e)
+		}
+		return out
+	}
+	switch n := n.(type) {
+	case *Scan:
+		c := *n
+		c.Filters = mapAll(n.Filters)
+		return &c
+	case *Values:
+		c := *n
+		c.Rows = make([][]Expr, len(n.Rows))
+		for i, r := range n.Rows {
+			c.Rows[i] = mapAll(r)
+		}
+		return &c
+	case *Filter:
+		return &Filter{Input: n.Input, Cond: f(n.Cond)}
+	case *Project:
+		c := *n
+		c.Exprs = mapAll(n.Exprs)
+		return &c
+	case *Aggregate:
+		c := *n
+		c.GroupBy = mapAll(n.GroupBy)
+		c.Aggs = make([]*AggregateCall, len(n.Aggs))
+		for i, a := range n.Aggs {
+			c.Aggs[i] = f(a).(*AggregateCall)
+		}
+		return &c
+	case *Join:
+		c := *n
+		if n.On != nil {
+			c.On = f(n.On)
+		}
+		return &c
+	case *Sort:
+		c := *n
+		c.Keys = make([]SortKey, len(n.Keys))
+		for i, k := range n.Keys {
+			c.Keys[i] = SortKey{Expr: f(k.Expr), Desc: k.Desc}
+		}
+		return &c
+	}
+	return n
+}
