@@ -1,0 +1,152 @@
+package flightsql
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	fsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+)
+
+// CreatePreparedStatement binds a statement without running it and returns a handle, the
+// result schema (queries only), a parameter schema with one null-typed field per ? and whether
+// the statement is an update.
+func (s *Server) CreatePreparedStatement(ctx context.Context, req fsql.ActionCreatePreparedStatementRequest) (fsql.ActionCreatePreparedStatementResult, error) {
+	var res fsql.ActionCreatePreparedStatementResult
+	if err := noTransaction(req.GetTransactionId()); err != nil {
+		return res, err
+	}
+	prep, err := s.eng.Prepare(ctx, req.GetQuery())
+	if err != nil {
+		return res, err
+	}
+	handle, err := s.prepared.add(&preparedStatement{sql: req.GetQuery(), info: prep})
+	if err != nil {
+		return res, err
+	}
+	isUpdate := !prep.IsQuery
+	res.Handle = handle
+	res.ParameterSchema = parameterSchema(prep.NumParams)
+	res.IsUpdate = &isUpdate
+	if prep.IsQuery {
+		res.DatasetSchema = prep.Schema
+	}
+	return res, nil
+}
+
+// ClosePreparedStatement forgets a prepared statement. Closing one that is already gone
+// (closed or expired) succeeds.
+func (s *Server) ClosePreparedStatement(_ context.Context, req fsql.ActionClosePreparedStatementRequest) error {
+	s.prepared.remove(req.GetPreparedStatementHandle())
+	return nil
+}
+
+// DoPutPreparedStatementQuery binds the parameter rows the client sent, replacing any earlier
+// binding, and hands back the same handle.
+func (s *Server) DoPutPreparedStatementQuery(_ context.Context, cmd fsql.PreparedStatementQuery, rdr flight.MessageReader, _ flight.MetadataWriter) ([]byte, error) {
+	ps, err := s.prepared.get(cmd.GetPreparedStatementHandle())
+	if err != nil {
+		return nil, err
+	}
+	rows, err := readParameterRows(rdr, ps.info.NumParams)
+	if err != nil {
+		return nil, err
+	}
+	ps.bind(rows)
+	return cmd.GetPreparedStatementHandle(), nil
+}
+
+// GetFlightInfoPreparedStatement describes the result of running the statement with its bound
+// parameters; the query runs at DoGet. A statement that returns no rows runs here, once per
+// parameter row, and yields an empty result.
+func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd fsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	ps, err := s.prepared.get(cmd.GetPreparedStatementHandle())
+	if err != nil {
+		return nil, err
+	}
+	rows, err := ps.boundRows()
+	if err != nil {
+		return nil, err
+	}
+	if !ps.info.IsQuery {
+		for _, row := range rows {
+			if _, err := s.runUpdate(ctx, ps.sql, row); err != nil {
+				return nil, err
+			}
+		}
+		t := statementTicket{kind: ticketEmpty, expires: s.now().Add(s.opts.TicketTTL)}
+		return s.flightInfo(desc, emptySchema, s.tickets.encode(t))
+	}
+	return s.commandInfo(desc, ps.info.Schema), nil
+}
+
+// GetSchemaPreparedStatement reports the result schema of a prepared query.
+func (s *Server) GetSchemaPreparedStatement(_ context.Context, cmd fsql.PreparedStatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
+	ps, err := s.prepared.get(cmd.GetPreparedStatementHandle())
+	if err != nil {
+		return nil, err
+	}
+	schema := ps.info.Schema
+	if !ps.info.IsQuery || schema == nil {
+		schema = emptySchema
+	}
+	return &flight.SchemaResult{Schema: flight.SerializeSchema(schema, s.opts.Alloc)}, nil
+}
+
+// DoGetPreparedStatement runs the prepared query once per bound parameter row and streams the
+// results one after the other. Every run must produce the schema of the first.
+func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd fsql.PreparedStatementQuery) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	ps, err := s.prepared.get(cmd.GetPreparedStatementHandle())
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := ps.boundRows()
+	if err != nil {
+		return nil, nil, err
+	}
+	open := func(ctx context.Context, i int) (array.RecordReader, error) {
+		res, err := s.eng.Execute(ctx, ps.sql, rows[i])
+		if err != nil {
+			return nil, err
+		}
+		return queryReader(res)
+	}
+	first, err := open(ctx, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return first.Schema(), s.streamResults(ctx, first.Schema(), first, len(rows), open), nil
+}
+
+// DoPutPreparedStatementUpdate runs the statement once per parameter row sent with the call
+// (or, when none were sent, with the rows bound earlier) and returns the total rows changed.
+func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd fsql.PreparedStatementUpdate, rdr flight.MessageReader) (int64, error) {
+	ps, err := s.prepared.get(cmd.GetPreparedStatementHandle())
+	if err != nil {
+		return 0, err
+	}
+	rows, err := readParameterRows(rdr, ps.info.NumParams)
+	if err != nil {
+		return 0, err
+	}
+	if len(rows) == 0 {
+		if rows, err = ps.boundRows(); err != nil {
+			return 0, err
+		}
+	}
+	var total int64
+	for i, row := range rows {
+		n, err := s.runUpdate(ctx, ps.sql, row)
+		if err != nil {
+			if len(rows) > 1 {
+				return 0, wrapf(err, "parameter row %d of %d (earlier rows were applied)", i+1, len(rows))
+			}
+			return 0, err
+		}
+		if n > 0 {
+			total += n
+		}
+	}
+	return total, nil
+}

@@ -1,0 +1,120 @@
+package flightsql
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	fsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+
+	"github.com/cachedb/cachedb/engine"
+)
+
+// PublicSchema is the one db schema of the catalog: every table is reported in it.
+const PublicSchema = "public"
+
+// Defaults for Options fields left zero.
+const (
+	DefaultMaxBatchBytes         = 4 << 20
+	DefaultMaxRecvBytes          = 64 << 20
+	DefaultTicketTTL             = time.Hour
+	DefaultMaxPreparedStatements = 1024
+	DefaultPreparedStatementIdle = 30 * time.Minute
+	DefaultVersion               = "dev"
+)
+
+// Options configure a Server. The zero value is usable: each zero field takes its default.
+type Options struct {
+	// MaxBatchBytes caps the size of each record batch sent to a client (default 4 MiB, the
+	// receive limit of a gRPC client that did not raise it). Larger batches are split by rows.
+	MaxBatchBytes int64
+	// MaxRecvBytes is the largest gRPC message the server accepts, e.g. a parameter batch
+	// (default 64 MiB).
+	MaxRecvBytes int
+	// TicketTTL is how long a statement ticket stays redeemable (default 1 hour).
+	TicketTTL time.Duration
+	// MaxPreparedStatements bounds the prepared statements open at once (default 1024);
+	// creating one more fails with ResourceExhausted.
+	MaxPreparedStatements int
+	// PreparedStatementIdle is how long an unused prepared statement lives (default 30 min).
+	PreparedStatementIdle time.Duration
+	// Version is the server version reported by GetSqlInfo (default "dev").
+	Version string
+	// Alloc serves metadata results and incoming parameter batches (default
+	// memory.DefaultAllocator). Query results use the engine's allocator.
+	Alloc memory.Allocator
+	// Logger receives request failures and recovered panics (default slog.Default()).
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBatchBytes <= 0 {
+		o.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if o.MaxRecvBytes <= 0 {
+		o.MaxRecvBytes = DefaultMaxRecvBytes
+	}
+	if o.TicketTTL <= 0 {
+		o.TicketTTL = DefaultTicketTTL
+	}
+	if o.MaxPreparedStatements <= 0 {
+		o.MaxPreparedStatements = DefaultMaxPreparedStatements
+	}
+	if o.PreparedStatementIdle <= 0 {
+		o.PreparedStatementIdle = DefaultPreparedStatementIdle
+	}
+	if o.Version == "" {
+		o.Version = DefaultVersion
+	}
+	if o.Alloc == nil {
+		o.Alloc = memory.DefaultAllocator
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Server is a Flight SQL server over one engine. It is safe for concurrent use; it serves on
+// any number of listeners until Shutdown.
+type Server struct {
+	fsql.BaseServer
+
+	eng      *engine.Engine
+	opts     Options
+	tickets  *ticketSigner
+	prepared *preparedStore
+	grpc     *grpc.Server
+	// sqlInfoIDs are the GetSqlInfo ids registered with BaseServer.
+	sqlInfoIDs map[uint32]bool
+	now        func() time.Time
+
+	// streams counts result streams still producing batches (tests watch it drain).
+	streams activeCounter
+}
+
+// NewServer returns a server over eng. Nothing listens until Serve.
+func NewServer(eng *engine.Engine, opts Options) *Server {
+	opts = opts.withDefaults()
+	s := &Server{
+		eng:     eng,
+		opts:    opts,
+		tickets: newTicketSigner(),
+		now:     time.Now,
+	}
+	s.BaseServer.Alloc = opts.Alloc
+	s.prepared = newPreparedStore(opts.MaxPreparedStatements, opts.PreparedStatementIdle, func() time.Time { return s.now() })
+	s.registerSQLInfo()
+	s.grpc = grpc.NewServer(
+		grpc.MaxRecvMsgSize(opts.MaxRecvBytes),
+		grpc.ChainUnaryInterceptor(unaryInterceptor),
+		grpc.ChainStreamInterceptor(streamInterceptor),
+	)
+	flight.RegisterFlightServiceServer(s.grpc, fsql.NewFlightServerWithAllocator(s, opts.Alloc))
+	return s
+}
+
+// catalogName is the name clients see for the engine's catalog.
+func (s *Server) catalogName() string { return s.eng.Catalog().Name() }

@@ -1,0 +1,104 @@
+package flightsql
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+// activeCounter counts live result streams.
+type activeCounter struct{ n atomic.Int64 }
+
+func (c *activeCounter) load() int64 { return c.n.Load() }
+
+// readerFunc opens the i-th result of a stream (a statement run with one parameter row).
+type readerFunc func(ctx context.Context, i int) (array.RecordReader, error)
+
+// streamResults sends the batches of first, then of each later result opened by more(ctx, i)
+// for i in [1, count), on the returned channel, split so that no batch exceeds maxBytes. Every
+// result must have schema. The goroutine stops as soon as ctx ends (the client went away), and
+// releases every reader and every batch it did not hand over; arrow-go's DoGet releases the
+// batches it received. The channel is closed when the goroutine ends.
+func (s *Server) streamResults(ctx context.Context, schema *arrow.Schema, first array.RecordReader, count int, more readerFunc) <-chan flight.StreamChunk {
+	ch := make(chan flight.StreamChunk)
+	s.streams.n.Add(1)
+	go func() {
+		defer s.streams.n.Add(-1)
+		defer close(ch)
+		rdr := first
+		defer func() {
+			if rdr != nil {
+				rdr.Release()
+			}
+		}()
+		defer func() {
+			if v := recover(); v != nil {
+				sendErr(ctx, ch, recoveredError("result stream", v))
+			}
+		}()
+		for i := 0; ; {
+			if !rdr.Schema().Equal(schema) {
+				sendErr(ctx, ch, errs.Internalf("result %d has schema %s, the stream promised %s", i+1, rdr.Schema(), schema))
+				return
+			}
+			if !s.sendReader(ctx, ch, rdr) {
+				return
+			}
+			rdr.Release()
+			rdr = nil
+			i++
+			if i >= count {
+				return
+			}
+			next, err := more(ctx, i)
+			if err != nil {
+				sendErr(ctx, ch, err)
+				return
+			}
+			rdr = next
+		}
+	}()
+	return ch
+}
+
+// sendReader sends every batch of rdr; it reports false when the stream must stop (ctx ended,
+// or an error was sent).
+func (s *Server) sendReader(ctx context.Context, ch chan<- flight.StreamChunk, rdr array.RecordReader) bool {
+	for rdr.Next() {
+		pieces := splitBatch(rdr.RecordBatch(), s.opts.MaxBatchBytes)
+		for i, p := range pieces {
+			select {
+			case ch <- flight.StreamChunk{Data: p}:
+			case <-ctx.Done():
+				for _, rest := range pieces[i:] {
+					rest.Release()
+				}
+				return false
+			}
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		sendErr(ctx, ch, err)
+		return false
+	}
+	return ctx.Err() == nil
+}
+
+func sendErr(ctx context.Context, ch chan<- flight.StreamChunk, err error) {
+	select {
+	case ch <- flight.StreamChunk{Err: err}:
+	case <-ctx.Done():
+	}
+}
+
+// emptyStream is a finished stream with no batches.
+func emptyStream() <-chan flight.StreamChunk {
+	ch := make(chan flight.StreamChunk)
+	close(ch)
+	return ch
+}

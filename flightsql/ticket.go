@@ -1,0 +1,93 @@
+package flightsql
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"time"
+
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+// ticketKind says what DoGet must do with a statement ticket.
+type ticketKind byte
+
+const (
+	// ticketQuery runs the SQL text the ticket carries.
+	ticketQuery ticketKind = 1
+	// ticketEmpty yields an empty result: the statement already ran in GetFlightInfo.
+	ticketEmpty ticketKind = 2
+)
+
+const (
+	ticketVersion  = 1
+	ticketHeader   = 1 + 1 + 8 // version, kind, expiry (unix nanoseconds)
+	ticketMACBytes = sha256.Size
+)
+
+// statementTicket is what a statement ticket carries: everything DoGet needs, so the server
+// keeps no state between GetFlightInfo and DoGet and a ticket may be redeemed more than once
+// until it expires.
+type statementTicket struct {
+	kind    ticketKind
+	expires time.Time
+	sql     string
+}
+
+// ticketSigner signs and verifies tickets with a key private to one server process, so a
+// client cannot forge a ticket or extend its expiry.
+type ticketSigner struct {
+	key []byte
+}
+
+// newTicketSigner draws a fresh key; crypto/rand.Read does not fail (it aborts the program
+// when the system has no randomness at all).
+func newTicketSigner() *ticketSigner {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	return &ticketSigner{key: key}
+}
+
+func (s *ticketSigner) mac(payload []byte) []byte {
+	h := hmac.New(sha256.New, s.key)
+	h.Write(payload)
+	return h.Sum(nil)
+}
+
+// encode serializes and signs t.
+func (s *ticketSigner) encode(t statementTicket) []byte {
+	buf := make([]byte, ticketHeader, ticketHeader+len(t.sql)+ticketMACBytes)
+	buf[0] = ticketVersion
+	buf[1] = byte(t.kind)
+	binary.BigEndian.PutUint64(buf[2:10], uint64(t.expires.UnixNano()))
+	buf = append(buf, t.sql...)
+	return append(buf, s.mac(buf)...)
+}
+
+// decode verifies and parses a ticket. Any ticket this server did not sign, or that has
+// expired at now, is an InvalidInput error; decode never panics on arbitrary bytes.
+func (s *ticketSigner) decode(raw []byte, now time.Time) (statementTicket, error) {
+	if len(raw) < ticketHeader+ticketMACBytes {
+		return statementTicket{}, errs.Invalidf("ticket is not valid: too short (%d bytes)", len(raw))
+	}
+	payload, sum := raw[:len(raw)-ticketMACBytes], raw[len(raw)-ticketMACBytes:]
+	if !hmac.Equal(sum, s.mac(payload)) {
+		return statementTicket{}, errs.Invalidf("ticket is not valid: it was not issued by this server")
+	}
+	if payload[0] != ticketVersion {
+		return statementTicket{}, errs.Invalidf("ticket is not valid: unknown version %d", payload[0])
+	}
+	t := statementTicket{
+		kind:    ticketKind(payload[1]),
+		expires: time.Unix(0, int64(binary.BigEndian.Uint64(payload[2:10]))),
+		sql:     string(payload[ticketHeader:]),
+	}
+	if t.kind != ticketQuery && t.kind != ticketEmpty {
+		return statementTicket{}, errs.Invalidf("ticket is not valid: unknown kind %d", t.kind)
+	}
+	if now.After(t.expires) {
+		return statementTicket{}, errs.Invalidf("ticket expired at %s; run the statement again", t.expires.UTC().Format(time.RFC3339))
+	}
+	return t, nil
+}
