@@ -1,0 +1,132 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+// Coalesce merges all partitions of its input into one. The input partitions are read
+// concurrently (one goroutine each) into a channel holding at most one batch per input
+// partition, so a slow consumer holds back the producers instead of buffering without bound.
+// Releasing the reader early, or canceling ctx, stops the producers and releases every batch
+// still in flight; Release returns only after the producers have exited.
+type Coalesce struct {
+	input Operator
+}
+
+// NewCoalesce returns an operator with one partition that yields every batch of every
+// partition of input, in no particular order.
+func NewCoalesce(input Operator) Operator {
+	return &Coalesce{input: input}
+}
+
+func (c *Coalesce) Schema() *arrow.Schema { return c.input.Schema() }
+func (c *Coalesce) Children() []Operator  { return []Operator{c.input} }
+func (c *Coalesce) Partitions() int       { return 1 }
+func (c *Coalesce) String() string {
+	return fmt.Sprintf("Coalesce: %d partitions", c.input.Partitions())
+}
+
+// Execute starts one producer per input partition. All of them share a private copy of tc, so
+// that the input's partitions form one run of any Repartition below (see Repartition) that no
+// other consumer can interleave with.
+func (c *Coalesce) Execute(ctx context.Context, partition int, tc *TaskContext) (array.RecordReader, error) {
+	if partition != 0 {
+		return nil, errs.Internalf("coalesce has 1 partition, asked for %d", partition)
+	}
+	runTC := *tc
+	n := c.input.Partitions()
+	cctx, cancel := context.WithCancel(ctx)
+	group, gctx := errgroup.WithContext(cctx)
+	batches := make(chan arrow.RecordBatch, max(n, 1))
+	for p := range n {
+		group.Go(func() error { return produceInto(gctx, c.input, p, &runTC, batches) })
+	}
+	var groupErr error
+	go func() {
+		groupErr = group.Wait()
+		close(batches)
+	}()
+	pull := func() (arrow.RecordBatch, error) {
+		b, ok := <-batches
+		if !ok {
+			return nil, groupErr
+		}
+		return b, nil
+	}
+	stop := func() {
+		cancel()
+		for b := range batches {
+			b.Release()
+		}
+	}
+	return newPullStream(ctx, c.Schema(), pull, stop), nil
+}
+
+// produceInto executes partition p of op and sends its non-empty batches to out until the
+// partition ends or ctx is canceled.
+func produceInto(ctx context.Context, op Operator, p int, tc *TaskContext, out chan<- arrow.RecordBatch) error {
+	rdr, err := op.Execute(ctx, p, tc)
+	if err != nil {
+		return err
+	}
+	defer rdr.Release()
+	for {
+		b, err := nextNonEmpty(rdr)
+		if b == nil || err != nil {
+			return err
+		}
+		select {
+		case out <- b:
+		case <-ctx.Done():
+			b.Release()
+			return ctx.Err()
+		}
+	}
+}
+
+// executeMerged executes every partition of op and returns one reader over all their rows. It
+// gives op a private copy of tc (see Coalesce.Execute), so it is safe to call repeatedly with the
+// same tc, e.g. once per evaluation of a subquery.
+func executeMerged(ctx context.Context, op Operator, tc *TaskContext) (array.RecordReader, error) {
+	if op.Partitions() == 1 {
+		runTC := *tc
+		return op.Execute(ctx, 0, &runTC)
+	}
+	return NewCoalesce(op).Execute(ctx, 0, tc)
+}
+
+// collectBatches executes every partition of op and returns all its non-empty batches; the
+// caller releases them.
+func collectBatches(ctx context.Context, op Operator, tc *TaskContext) ([]arrow.RecordBatch, error) {
+	rdr, err := executeMerged(ctx, op, tc)
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Release()
+	var out []arrow.RecordBatch
+	for {
+		b, err := nextNonEmpty(rdr)
+		if err != nil {
+			releaseBatches(out)
+			return nil, err
+		}
+		if b == nil {
+			return out, nil
+		}
+		out = append(out, b)
+	}
+}
+
+// releaseBatches releases every batch.
+func releaseBatches(bs []arrow.RecordBatch) {
+	for _, b := range bs {
+		b.Release()
+	}
+}

@@ -1,0 +1,101 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+// Filter keeps the input rows for which its condition is TRUE (NULL and FALSE drop the row, as
+// in SQL WHERE). It never yields empty batches.
+type Filter struct {
+	input Operator
+	cond  Expr
+}
+
+// NewFilter returns an operator that keeps the rows of input for which cond is TRUE. cond is
+// evaluated against input's schema.
+func NewFilter(input Operator, cond Expr) Operator {
+	return &Filter{input: input, cond: cond}
+}
+
+func (f *Filter) Schema() *arrow.Schema { return f.input.Schema() }
+func (f *Filter) Children() []Operator  { return []Operator{f.input} }
+func (f *Filter) Partitions() int       { return f.input.Partitions() }
+func (f *Filter) String() string        { return fmt.Sprintf("Filter: %s", f.cond) }
+func (f *Filter) Condition() Expr       { return f.cond }
+
+func (f *Filter) Execute(ctx context.Context, partition int, tc *TaskContext) (array.RecordReader, error) {
+	in, err := f.input.Execute(ctx, partition, tc)
+	if err != nil {
+		return nil, err
+	}
+	pull := func() (arrow.RecordBatch, error) {
+		for {
+			b, err := nextNonEmpty(in)
+			if b == nil || err != nil {
+				return nil, err
+			}
+			out, err := filterBatch(ctx, tc, b, f.cond)
+			b.Release()
+			if err != nil {
+				return nil, err
+			}
+			if out != nil {
+				return out, nil
+			}
+		}
+	}
+	return newPullStream(ctx, f.Schema(), pull, in.Release), nil
+}
+
+// filterBatch returns the rows of batch for which cond is TRUE, or nil when there are none. The
+// result is a new reference the caller releases (batch itself, retained, when every row passes).
+func filterBatch(ctx context.Context, tc *TaskContext, batch arrow.RecordBatch, cond Expr) (arrow.RecordBatch, error) {
+	res, err := cond.Eval(ctx, tc, batch)
+	if err != nil {
+		return nil, err
+	}
+	mask, err := PredicateToFilter(ctx, tc, res)
+	res.Release()
+	if err != nil {
+		return nil, err
+	}
+	defer mask.Release()
+	return filterByMask(ctx, tc, batch, mask)
+}
+
+// filterByMask returns the rows of batch whose mask entry is true (a NULL entry drops the row),
+// or nil when none is. The result is a new reference the caller releases.
+func filterByMask(ctx context.Context, tc *TaskContext, batch arrow.RecordBatch, mask *array.Boolean) (arrow.RecordBatch, error) {
+	n := countTrue(mask)
+	switch {
+	case n == 0:
+		return nil, nil
+	case n == mask.Len():
+		batch.Retain()
+		return batch, nil
+	}
+	opts := compute.DefaultFilterOptions()
+	out, err := compute.FilterRecordBatch(compute.WithAllocator(ctx, tc.Alloc), batch, mask, opts)
+	if err != nil {
+		return nil, errs.Internalf("filter rows: %v", err)
+	}
+	return out, nil
+}
+
+// countTrue counts the valid true entries of mask.
+func countTrue(mask *array.Boolean) int {
+	n := 0
+	for i := 0; i < mask.Len(); i++ {
+		if mask.IsValid(i) && mask.Value(i) {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,218 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+// HashJoin is an equi-join: each Execute materializes the right side (all its partitions) into a
+// hash table on the right keys, then streams the left partition through it. It has the left
+// side's partitions.
+//
+// Keys: both sides' key values are cast to a common type per key (int 1 matches decimal 1.0; a
+// string compared with a number compares as float64, as MySQL does), and a NULL key never
+// matches. The residual condition, when not nil, is evaluated over the left ++ right row of each
+// candidate pair. Output columns follow JoinKind; candidate pairs are processed in chunks of at
+// most TaskContext.RowsPerBatch, so output batches stay bounded even for heavily duplicated keys.
+type HashJoin struct {
+	left, right         Operator
+	kind                JoinKind
+	leftKeys, rightKeys []Expr
+	keyTypes            []arrow.DataType
+	residual            Expr
+	schema              *arrow.Schema
+}
+
+// NewHashJoin returns a hash join of kind over left and right on leftKeys[i] = rightKeys[i] (each
+// evaluated against its own side) and residual (nil for none).
+func NewHashJoin(left, right Operator, kind JoinKind, leftKeys, rightKeys []Expr, residual Expr) (Operator, error) {
+	if !kind.valid() {
+		return nil, errs.Internalf("unknown join kind %d", int(kind))
+	}
+	if len(leftKeys) == 0 || len(leftKeys) != len(rightKeys) {
+		return nil, errs.Internalf("hash join needs matching key lists, got %d left and %d right keys", len(leftKeys), len(rightKeys))
+	}
+	keyTypes := make([]arrow.DataType, len(leftKeys))
+	for i := range leftKeys {
+		t, err := joinKeyType(leftKeys[i].DataType(), rightKeys[i].DataType())
+		if err != nil {
+			return nil, fmt.Errorf("join key %s = %s: %w", leftKeys[i], rightKeys[i], err)
+		}
+		keyTypes[i] = t
+	}
+	out, _ := joinSchemas(kind, left.Schema(), right.Schema())
+	return &HashJoin{
+		left: left, right: right, kind: kind,
+		leftKeys: leftKeys, rightKeys: rightKeys, keyTypes: keyTypes,
+		residual: residual, schema: out,
+	}, nil
+}
+
+// joinKeyType is the type both sides of an equality are compared in: a string against a number
+// compares as float64 (MySQL), otherwise CommonType.
+func joinKeyType(l, r arrow.DataType) (arrow.DataType, error) {
+	if (isStringType(l) && isNumericType(r)) || (isNumericType(l) && isStringType(r)) {
+		return arrow.PrimitiveTypes.Float64, nil
+	}
+	return CommonType(l, r)
+}
+
+func (j *HashJoin) Schema() *arrow.Schema { return j.schema }
+func (j *HashJoin) Children() []Operator  { return []Operator{j.left, j.right} }
+func (j *HashJoin) Partitions() int       { return j.left.Partitions() }
+
+func (j *HashJoin) String() string {
+	conds := make([]string, len(j.leftKeys))
+	for i := range j.leftKeys {
+		conds[i] = fmt.Sprintf("%s = %s", j.leftKeys[i], j.rightKeys[i])
+	}
+	s := fmt.Sprintf("HashJoin: %s on %s", j.kind, strings.Join(conds, " AND "))
+	if j.residual != nil {
+		s += fmt.Sprintf(" residual %s", j.residual)
+	}
+	return s
+}
+
+func (j *HashJoin) Execute(ctx context.Context, partition int, tc *TaskContext) (array.RecordReader, error) {
+	build, err := materialize(ctx, tc, j.right)
+	if err != nil {
+		return nil, err
+	}
+	table, err := buildHashTable(ctx, tc, build, j.rightKeys, j.keyTypes)
+	if err != nil {
+		build.Release()
+		return nil, err
+	}
+	left, err := j.left.Execute(ctx, partition, tc)
+	if err != nil {
+		build.Release()
+		return nil, err
+	}
+	joiner := newPairJoiner(j.kind, j.residual, j.left.Schema(), j.right.Schema(), build)
+	joiner.rightHasNullKey = table.hasNullKey
+	s := &joinStream{ctx: ctx, tc: tc, left: left, joiner: joiner}
+	s.newSource = func(b arrow.RecordBatch) (pairSource, error) {
+		keys, err := evalKeys(ctx, tc, b, j.leftKeys, j.keyTypes)
+		if err != nil {
+			return nil, err
+		}
+		enc, err := NewRowKeyEncoder(keys)
+		if err != nil {
+			releaseAll(keys)
+			return nil, err
+		}
+		return &hashPairs{
+			table: table, enc: enc, keys: keys, n: int(b.NumRows()), chain: -1,
+			firstOnly: joiner.existsOnly(), keyNull: joiner.leftKeyNull,
+		}, nil
+	}
+	return newPullStream(ctx, j.schema, s.pull, s.close(build)), nil
+}
+
+// evalKeys evaluates exprs over b and casts each result to types[i]; the caller releases them.
+func evalKeys(ctx context.Context, tc *TaskContext, b arrow.RecordBatch, exprs []Expr, types []arrow.DataType) ([]arrow.Array, error) {
+	out := make([]arrow.Array, 0, len(exprs))
+	for i, e := range exprs {
+		v, err := e.Eval(ctx, tc, b)
+		if err != nil {
+			releaseAll(out)
+			return nil, err
+		}
+		c, err := CastArray(ctx, tc, v, types[i])
+		v.Release()
+		if err != nil {
+			releaseAll(out)
+			return nil, fmt.Errorf("join key %s: %w", e, err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// hashTable maps the encoded key of every build row with no NULL key to its rows: heads holds
+// the first row of each key, next chains the others in ascending row order.
+type hashTable struct {
+	heads      map[string]int32
+	next       []int32
+	hasNullKey bool
+}
+
+func buildHashTable(ctx context.Context, tc *TaskContext, build arrow.RecordBatch, keys []Expr, types []arrow.DataType) (*hashTable, error) {
+	cols, err := evalKeys(ctx, tc, build, keys, types)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseAll(cols)
+	enc, err := NewRowKeyEncoder(cols)
+	if err != nil {
+		return nil, err
+	}
+	n := int(build.NumRows())
+	t := &hashTable{heads: make(map[string]int32, n), next: make([]int32, n)}
+	var buf []byte
+	for row := n - 1; row >= 0; row-- {
+		t.next[row] = -1
+		if enc.HasNull(row) {
+			t.hasNullKey = true
+			continue
+		}
+		buf = enc.Append(buf[:0], row)
+		if head, ok := t.heads[string(buf)]; ok {
+			t.next[row] = head
+		}
+		t.heads[string(buf)] = int32(row)
+	}
+	return t, nil
+}
+
+// hashPairs enumerates, for each row of a left batch, the build rows with an equal key; with
+// firstOnly, only the first of them. Rows with a NULL key are recorded in keyNull and match
+// nothing.
+type hashPairs struct {
+	table     *hashTable
+	enc       *RowKeyEncoder
+	keys      []arrow.Array
+	n, row    int
+	chain     int32
+	firstOnly bool
+	keyNull   []bool
+	buf       []byte
+}
+
+func (h *hashPairs) next(limit int) (li, ri []int32, done bool) {
+	for len(li) < limit {
+		if h.chain >= 0 {
+			li, ri = append(li, int32(h.row)), append(ri, h.chain)
+			h.chain = h.table.next[h.chain]
+			if h.chain < 0 || h.firstOnly {
+				h.chain = -1
+				h.row++
+			}
+			continue
+		}
+		if h.row >= h.n {
+			break
+		}
+		if h.enc.HasNull(h.row) {
+			h.keyNull[h.row] = true
+			h.row++
+			continue
+		}
+		h.buf = h.enc.Append(h.buf[:0], h.row)
+		head, ok := h.table.heads[string(h.buf)]
+		if !ok {
+			h.row++
+			continue
+		}
+		h.chain = head
+	}
+	return li, ri, h.row >= h.n && h.chain < 0
+}
+
+func (h *hashPairs) release() { releaseAll(h.keys) }

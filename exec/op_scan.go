@@ -1,0 +1,171 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/cachedb/cachedb/catalog"
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+// Scan reads a table: one partition per scan task. The tasks are planned when the operator is
+// built (table.Scan is called exactly once), so every execution, including the re-executions of
+// a correlated subquery, reads the same pinned table state. Columns of non-canonical types
+// (narrow integers, unsigned integers, float32) are cast to int64 / float64, and the filters,
+// written against the projected canonical schema, are applied to every batch.
+type Scan struct {
+	table   catalog.Table
+	name    string
+	req     catalog.ScanRequest
+	filters []Expr
+	tasks   []catalog.ScanTask
+	source  *arrow.Schema // projected columns as the table stores them
+	schema  *arrow.Schema // projected columns with canonical types
+}
+
+// NewScan plans a scan of table (called name in EXPLAIN) for req and returns the operator.
+func NewScan(table catalog.Table, name string, req catalog.ScanRequest, filters []Expr) (Operator, error) {
+	ts := table.Schema()
+	cols := req.Columns
+	if cols == nil {
+		cols = make([]int, ts.NumFields())
+		for i := range cols {
+			cols[i] = i
+		}
+	}
+	source := make([]arrow.Field, len(cols))
+	canonical := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		if c < 0 || c >= ts.NumFields() {
+			return nil, errs.Internalf("scan of %s asks for column %d of %d", name, c, ts.NumFields())
+		}
+		source[i] = ts.Field(c)
+		canonical[i] = source[i]
+		canonical[i].Type = canonicalType(source[i].Type)
+	}
+	tasks, err := table.Scan(context.Background(), req)
+	if err != nil {
+		return nil, fmt.Errorf("plan scan of %s: %w", name, err)
+	}
+	return &Scan{
+		table:   table,
+		name:    name,
+		req:     req,
+		filters: filters,
+		tasks:   tasks,
+		source:  arrow.NewSchema(source, nil),
+		schema:  arrow.NewSchema(canonical, nil),
+	}, nil
+}
+
+// canonicalType maps the integer and float widths the engine does not compute with to the
+// canonical int64 / float64; every other type is returned unchanged.
+func canonicalType(t arrow.DataType) arrow.DataType {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
+		return arrow.PrimitiveTypes.Int64
+	case arrow.FLOAT16, arrow.FLOAT32:
+		return arrow.PrimitiveTypes.Float64
+	}
+	return t
+}
+
+func (s *Scan) Schema() *arrow.Schema { return s.schema }
+func (s *Scan) Children() []Operator  { return nil }
+
+// Partitions is the number of scan tasks (at least 1: a scan with no task yields nothing).
+func (s *Scan) Partitions() int { return max(len(s.tasks), 1) }
+
+// Table is the scanned table.
+func (s *Scan) Table() catalog.Table { return s.table }
+
+// Filters are the conditions the scan applies to every batch.
+func (s *Scan) Filters() []Expr { return s.filters }
+
+func (s *Scan) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Scan: %s", s.name)
+	names := make([]string, s.schema.NumFields())
+	for i, f := range s.schema.Fields() {
+		names[i] = f.Name
+	}
+	fmt.Fprintf(&b, " [%s]", strings.Join(names, ", "))
+	if len(s.filters) > 0 {
+		parts := make([]string, len(s.filters))
+		for i, f := range s.filters {
+			parts[i] = f.String()
+		}
+		fmt.Fprintf(&b, " filters=[%s]", strings.Join(parts, ", "))
+	}
+	if s.req.Limit > 0 {
+		fmt.Fprintf(&b, " limit=%d", s.req.Limit)
+	}
+	fmt.Fprintf(&b, " partitions=%d", s.Partitions())
+	return b.String()
+}
+
+func (s *Scan) Execute(ctx context.Context, partition int, tc *TaskContext) (array.RecordReader, error) {
+	if partition < 0 || partition >= s.Partitions() {
+		return nil, errs.Internalf("scan of %s has %d partitions, asked for %d", s.name, s.Partitions(), partition)
+	}
+	if len(s.tasks) == 0 {
+		return emptyStream(ctx, s.schema), nil
+	}
+	in, err := s.tasks[partition].Open(ctx, tc.Alloc)
+	if err != nil {
+		return nil, fmt.Errorf("open scan of %s: %w", s.name, err)
+	}
+	pull := func() (arrow.RecordBatch, error) {
+		for {
+			b, err := nextNonEmpty(in)
+			if b == nil || err != nil {
+				if err != nil {
+					err = fmt.Errorf("scan of %s: %w", s.name, err)
+				}
+				return nil, err
+			}
+			out, err := s.process(ctx, tc, b)
+			b.Release()
+			if err != nil || out != nil {
+				return out, err
+			}
+		}
+	}
+	return newPullStream(ctx, s.schema, pull, in.Release), nil
+}
+
+// process canonicalizes b's columns and applies the filters; nil means no row survived.
+func (s *Scan) process(ctx context.Context, tc *TaskContext, b arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if b.NumCols() != int64(s.schema.NumFields()) {
+		return nil, errs.Internalf("scan of %s: task yielded %d columns, expected %d", s.name, b.NumCols(), s.schema.NumFields())
+	}
+	cols := make([]arrow.Array, 0, s.schema.NumFields())
+	defer func() { releaseAll(cols) }()
+	for i, f := range s.schema.Fields() {
+		col := b.Column(i)
+		if arrow.TypeEqual(col.DataType(), f.Type) {
+			col.Retain()
+			cols = append(cols, col)
+			continue
+		}
+		cast, err := CastArray(ctx, tc, col, f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("scan of %s, column %q: %w", s.name, f.Name, err)
+		}
+		cols = append(cols, cast)
+	}
+	out := array.NewRecordBatch(s.schema, cols, b.NumRows())
+	for _, cond := range s.filters {
+		filtered, err := filterBatch(ctx, tc, out, cond)
+		out.Release()
+		if err != nil || filtered == nil {
+			return nil, err
+		}
+		out = filtered
+	}
+	return out, nil
+}
