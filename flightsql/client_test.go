@@ -3,8 +3,8 @@ package flightsql
 import (
 	"context"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
