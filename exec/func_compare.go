@@ -1,0 +1,165 @@
+package exec
+
+import (
+	"cmp"
+	"context"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+// Comparison operators. Operands are first brought to one comparison type the way MySQL does
+// (comparisonType), then compared with a typed loop; the result is BOOLEAN, NULL when an operand
+// is NULL (except for the NULL-safe "<=>").
+
+func init() {
+	for _, op := range []string{"=", "<>", "!=", "<", "<=", ">", ">=", "<=>"} {
+		RegisterScalar(op, resolveComparison(op))
+	}
+}
+
+// comparisonType is the type MySQL compares values of the given types in: strings with strings
+// as strings (binary); exact numbers with exact numbers as int64 or, when a decimal is involved,
+// as a decimal wide enough for all; temporal values with temporal values or strings as the
+// temporal type; booleans with booleans as bool; every other numeric mix (floats, numbers with
+// strings) as float64. NULL types are ignored; all NULL gives arrow.Null.
+func comparisonType(name string, types []arrow.DataType) (arrow.DataType, error) {
+	var nonNull []arrow.DataType
+	allString, allExact, allBool, anyTemporal, allTemporalOrString := true, true, true, false, true
+	for _, t := range types {
+		if isNullType(t) {
+			continue
+		}
+		nonNull = append(nonNull, t)
+		if !isNumericType(t) && !isStringType(t) && !isTemporalType(t) {
+			return nil, errs.Invalidf("%s cannot compare values of type %s", name, t)
+		}
+		allString = allString && isStringType(t)
+		allExact = allExact && isExactType(t)
+		allBool = allBool && isBoolType(t)
+		anyTemporal = anyTemporal || isTemporalType(t)
+		allTemporalOrString = allTemporalOrString && (isTemporalType(t) || isStringType(t))
+	}
+	switch {
+	case len(nonNull) == 0:
+		return arrow.Null, nil
+	case allString:
+		return arrow.BinaryTypes.String, nil
+	case anyTemporal && allTemporalOrString:
+		var temporal []arrow.DataType
+		for _, t := range nonNull {
+			if isTemporalType(t) {
+				temporal = append(temporal, t)
+			}
+		}
+		return CommonType(temporal...)
+	case anyTemporal:
+		return nil, errs.Invalidf("%s cannot compare a date or time with a number", name)
+	case allBool:
+		return arrow.FixedWidthTypes.Boolean, nil
+	case allExact:
+		return CommonType(nonNull...)
+	}
+	return arrow.PrimitiveTypes.Float64, nil
+}
+
+// makeComparer returns a three-way comparison of a[i] with b[j]; a and b have the same
+// canonical type (int64, float64, decimal128 with one scale, utf8, bool, date32, timestamp).
+func makeComparer(a, b arrow.Array) (func(i, j int) int, error) {
+	switch x := a.(type) {
+	case *array.Int64:
+		av, bv := x.Int64Values(), int64Values(b)
+		return func(i, j int) int { return cmp.Compare(av[i], bv[j]) }, nil
+	case *array.Float64:
+		av, bv := x.Float64Values(), float64Values(b)
+		return func(i, j int) int { return cmp.Compare(av[i], bv[j]) }, nil
+	case *array.Decimal128:
+		av, bv := x.Values(), decimalValues(b)
+		return func(i, j int) int { return av[i].Cmp(bv[j]) }, nil
+	case *array.String:
+		bv := b.(*array.String)
+		return func(i, j int) int { return strings.Compare(x.Value(i), bv.Value(j)) }, nil
+	case *array.Boolean:
+		bv := b.(*array.Boolean)
+		return func(i, j int) int { return cmp.Compare(boolToInt(x.Value(i)), boolToInt(bv.Value(j))) }, nil
+	case *array.Date32:
+		av, bv := x.Date32Values(), b.(*array.Date32).Date32Values()
+		return func(i, j int) int { return cmp.Compare(av[i], bv[j]) }, nil
+	case *array.Timestamp:
+		av, bv := x.TimestampValues(), b.(*array.Timestamp).TimestampValues()
+		return func(i, j int) int { return cmp.Compare(av[i], bv[j]) }, nil
+	}
+	return nil, errs.Internalf("values of type %s cannot be compared", a.DataType())
+}
+
+// comparisonOutcome maps a three-way comparison result (-1, 0, 1) to the operator's truth value.
+func comparisonOutcome(op string) [3]bool {
+	switch op {
+	case "=", "<=>":
+		return [3]bool{false, true, false}
+	case "<>", "!=":
+		return [3]bool{true, false, true}
+	case "<":
+		return [3]bool{true, false, false}
+	case "<=":
+		return [3]bool{true, true, false}
+	case ">":
+		return [3]bool{false, false, true}
+	}
+	return [3]bool{false, true, true} // >=
+}
+
+func resolveComparison(op string) ScalarResolver {
+	return func(types []arrow.DataType) (Kernel, arrow.DataType, error) {
+		if err := checkArity(op, types, 2, 2); err != nil {
+			return nil, nil, err
+		}
+		t, err := comparisonType(op, types)
+		if err != nil {
+			return nil, nil, err
+		}
+		want := comparisonOutcome(op)
+		nullSafe := op == "<=>"
+		k := func(ctx context.Context, tc *TaskContext, args []arrow.Array, n int) (arrow.Array, error) {
+			cast, err := castAllTo(ctx, tc, args, t)
+			if err != nil {
+				return nil, err
+			}
+			defer releaseArrays(cast)
+			return compareArrays(tc, cast[0], cast[1], want, nullSafe)
+		}
+		return k, arrow.FixedWidthTypes.Boolean, nil
+	}
+}
+
+// compareArrays compares a and b (same type) row by row. With nullSafe, NULL equals NULL and
+// differs from any value (the result has no NULLs); otherwise a NULL operand gives NULL.
+func compareArrays(tc *TaskContext, a, b arrow.Array, want [3]bool, nullSafe bool) (arrow.Array, error) {
+	n := a.Len()
+	if isNullType(a.DataType()) {
+		if !nullSafe {
+			return array.MakeArrayOfNull(tc.Alloc, arrow.FixedWidthTypes.Boolean, n), nil
+		}
+		return buildRows(newBoolBuilder(tc.Alloc), n, func(i int) (bool, bool, error) { return want[1], true, nil })
+	}
+	c, err := makeComparer(a, b)
+	if err != nil {
+		return nil, err
+	}
+	noNulls := a.NullN() == 0 && b.NullN() == 0
+	return buildRows(newBoolBuilder(tc.Alloc), n, func(i int) (bool, bool, error) {
+		if !noNulls {
+			an, bn := a.IsNull(i), b.IsNull(i)
+			if an || bn {
+				if nullSafe {
+					return an == bn, true, nil
+				}
+				return false, false, nil
+			}
+		}
+		return want[c(i, i)+1], true, nil
+	})
+}

@@ -1,0 +1,37 @@
+package exec
+
+import "testing"
+
+func TestComparison(t *testing.T) {
+	runFuncCases(t, []funcCase{
+		{name: "=", args: []arg{{i64, "[1, 2, null]"}, {i64, "[1, 3, 1]"}}, want: "1,0,NULL", wantT: bln},
+		{name: "<", args: []arg{{i64, "[1, 2]"}, {dec(3, 1), `["1.5", "1.5"]`}}, want: "1,0"},
+		{name: "=", args: []arg{{i64, "[9007199254740993]"}, {dec(20, 1), `["9007199254740992.0"]`}}, want: "0"},
+		{name: "=", args: []arg{{i64, "[1, 2]"}, {str, `["1abc", "x"]`}}, want: "1,0"},
+		{name: "<>", args: []arg{{f64, "[1.5]"}, {i64, "[1]"}}, want: "1"},
+		{name: ">=", args: []arg{{str, `["b", "B", "a"]`}, {str, `["a", "b", "a"]`}}, want: "1,0,1"},
+		{name: "<=>", args: []arg{{i64, "[1, null, null]"}, {i64, "[1, 1, null]"}}, want: "1,0,1"},
+		{name: "<=>", args: []arg{{null, "[null, null]"}, {i64, "[1, null]"}}, want: "0,1"},
+		{name: "=", args: []arg{{null, "[null]"}, {i64, "[1]"}}, want: "NULL", wantT: bln},
+		{name: "=", args: []arg{{bln, "[true, false]"}, {i64, "[1, 1]"}}, want: "1,0"},
+	})
+}
+
+func TestLogic(t *testing.T) {
+	tri := arg{bln, "[true, true, true, false, false, false, null, null, null]"}
+	other := arg{bln, "[true, false, null, true, false, null, true, false, null]"}
+	runFuncCases(t, []funcCase{
+		{name: "and", args: []arg{tri, other}, want: "1,0,NULL,0,0,0,NULL,0,NULL", wantT: bln},
+		{name: "or", args: []arg{tri, other}, want: "1,1,1,1,0,NULL,1,NULL,NULL"},
+		{name: "xor", args: []arg{tri, other}, want: "0,1,NULL,1,0,NULL,NULL,NULL,NULL"},
+		{name: "not", args: []arg{{bln, "[true, false, null]"}}, want: "0,1,NULL"},
+		{name: "not", args: []arg{{i64, "[5, 0, null]"}}, want: "0,1,NULL"},
+		{name: "and", args: []arg{{i64, "[2, 0]"}, {f64, "[0.5, 1]"}}, want: "1,0"},
+		{name: "is_null", args: []arg{{i64, "[1, null]"}}, want: "0,1"},
+		{name: "is_not_null", args: []arg{{null, "[null]"}}, want: "0"},
+		{name: "is_true", args: []arg{{i64, "[1, 0, null]"}}, want: "1,0,0"},
+		{name: "is_false", args: []arg{{i64, "[1, 0, null]"}}, want: "0,1,0"},
+		{name: "is_not_true", args: []arg{{i64, "[1, 0, null]"}}, want: "0,1,1"},
+		{name: "is_not_false", args: []arg{{i64, "[1, 0, null]"}}, want: "1,0,1"},
+	})
+}
