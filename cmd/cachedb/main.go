@@ -1,0 +1,71 @@
+// Command cachedb runs the cachedb server (serve) and a small SQL client (sql).
+//
+// Every flag may also come from the environment: --listen from CACHEDB_LISTEN, --connect from
+// CACHEDB_CONNECT, and so on (upper case, dashes as underscores). A flag given on the command
+// line wins over the environment.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// version is the release this binary was built from; set with
+// -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+// envPrefix prefixes the environment variables that stand in for flags.
+const envPrefix = "CACHEDB_"
+
+func main() {
+	if err := newRootCommand().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "cachedb:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "cachedb",
+		Short:         "cachedb: an Arrow-native SQL engine served over Flight SQL",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return flagsFromEnv(cmd.Flags(), os.LookupEnv)
+		},
+	}
+	root.AddCommand(newServeCommand(), newSQLCommand(), newVersionCommand())
+	return root
+}
+
+// flagsFromEnv sets every flag not given on the command line from its CACHEDB_* variable.
+func flagsFromEnv(flags *pflag.FlagSet, lookup func(string) (string, bool)) error {
+	var firstErr error
+	flags.VisitAll(func(f *pflag.Flag) {
+		if f.Changed || firstErr != nil {
+			return
+		}
+		name := envPrefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := lookup(name); ok {
+			if err := flags.Set(f.Name, v); err != nil {
+				firstErr = fmt.Errorf("environment variable %s=%q: %w", name, v, err)
+			}
+		}
+	})
+	return firstErr
+}
+
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the cachedb version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), "cachedb", version)
+		},
+	}
+}

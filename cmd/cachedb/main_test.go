@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cachedb/cachedb/engine"
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+// binary is the cachedb binary built once for the process tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "cachedb-cmd-test")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "cachedb")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		os.RemoveAll(dir)
+		panic("building cachedb: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var listeningLine = regexp.MustCompile(`cachedb listening on (\S+:\d+)`)
+
+// startServe runs `cachedb serve` on a free port and returns the process and its address once
+// it logs that it is listening.
+func startServe(t *testing.T, env ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(binary, "serve", "--listen", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := listeningLine.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case addr := <-found:
+		return cmd, addr
+	case <-time.After(30 * time.Second):
+		t.Fatal("cachedb serve did not log its address within 30s")
+		return nil, ""
+	}
+}
+
+// stopServe sends SIGTERM and expects a clean exit.
+func stopServe(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("cachedb serve exited with %v after SIGTERM, want status 0", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("cachedb serve did not exit within 15s of SIGTERM")
+	}
+}
+
+func runCLI(t *testing.T, stdin string, env []string, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+func engineRunsSQL(t *testing.T) {
+	t.Helper()
+	eng, err := engine.New(engine.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Prepare(context.Background(), "SELECT 1"); errs.CategoryOf(err) == errs.Unsupported {
+		t.Skipf("engine does not run SQL yet: %v", err)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, err := runCLI(t, "", nil, "version")
+	if err != nil || !strings.HasPrefix(out, "cachedb ") {
+		t.Errorf("cachedb version = %q, %v", out, err)
+	}
+}
+
+func TestServeStopsCleanlyOnSIGTERM(t *testing.T) {
+	cmd, addr := startServe(t)
+	if !strings.HasPrefix(addr, "127.0.0.1:") {
+		t.Errorf("listening on %q", addr)
+	}
+	stopServe(t, cmd)
+}
+
+func TestServeAndQuery(t *testing.T) {
+	engineRunsSQL(t)
+	cmd, addr := startServe(t)
+	defer stopServe(t, cmd)
+
+	out, errOut, err := runCLI(t, "", nil, "sql", "--connect", addr, "-e", "SELECT 1 AS one")
+	if err != nil {
+		t.Fatalf("sql -e: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(out, "| one |") || !strings.Contains(out, "1 row in set") {
+		t.Errorf("output:\n%s", out)
+	}
+
+	script := "CREATE TABLE cli_t (x BIGINT);\nINSERT INTO cli_t\n  VALUES (1), (2);\nSELECT x FROM cli_t ORDER BY x;\n"
+	out, errOut, err = runCLI(t, script, []string{"CACHEDB_CONNECT=" + addr}, "sql")
+	if err != nil {
+		t.Fatalf("sql from stdin: %v\n%s", err, errOut)
+	}
+	for _, want := range []string{"2 rows affected", "|  2 |", "2 rows in set"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	_, errOut, err = runCLI(t, "", nil, "sql", "--connect", addr, "-e", "SELECT * FROM missing_table")
+	if err == nil || !strings.Contains(errOut, "missing_table") {
+		t.Errorf("bad statement: err=%v stderr=%q", err, errOut)
+	}
+}
