@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -101,3 +102,5 @@ func renderArray(a arrow.Array) string {
 func newMem(t *testing.T) *memory.CheckedAllocator {
 	return memory.NewCheckedAllocator(memory.NewGoAllocator())
 }
+
+func decimalNum(v int64) decimal128.Num { return decimal128.FromI64(v) }

@@ -35,3 +35,23 @@ func TestLogic(t *testing.T) {
 		{name: "is_not_false", args: []arg{{i64, "[1, 0, null]"}}, want: "1,0,1"},
 	})
 }
+
+func TestInBetweenLike(t *testing.T) {
+	runFuncCases(t, []funcCase{
+		{name: "in", args: []arg{{i64, "[1, 2, 3, null]"}, {i64, "[1, 1, 1, 1]"}, {i64, "[2, null, 5, 1]"}}, want: "1,NULL,0,NULL", wantT: bln},
+		{name: "in", args: []arg{{i64, "[1, 2]"}, {dec(3, 1), `["1.0", "2.5"]`}}, want: "1,0"},
+		{name: "in", args: []arg{{str, `["a", "b"]`}, {str, `["a", "c"]`}, {null, "[null, null]"}}, want: "1,NULL"},
+		{name: "between", args: []arg{{i64, "[1, 5, 10, null, 5]"}, {i64, "[2, 2, 2, 2, null]"}, {i64, "[8, 8, 8, 8, 4]"}}, want: "0,1,0,NULL,0"},
+		{name: "between", args: []arg{{i64, "[5]"}, {null, "[null]"}, {i64, "[8]"}}, want: "NULL"},
+		{name: "like", args: []arg{{str, `["abc", "ABC", "abd", "a", null, "a%c", "axc"]`}, {str, `["a%c", "a_c", "a%c", "a%", "a", "a\\%c", "a\\%c"]`}}, want: "1,1,0,1,NULL,1,0"},
+		{name: "like", args: []arg{{str, `["", "x", "hello world", "mississippi"]`}, {str, `["%", "", "%o w%", "%iss%ppi"]`}}, want: "1,0,1,1"},
+		{name: "like", args: []arg{{i64, "[123, 45]"}, {str, `["1%", "_"]`}}, want: "1,0"},
+		{name: "like", args: []arg{{str, `["a|%b"]`}, {str, `["a||%%"]`}, {str, `["|"]`}}, want: "1"},
+		{name: "&", args: []arg{{i64, "[12, null]"}, {i64, "[10, 1]"}}, want: "8,NULL"},
+		{name: "|", args: []arg{{i64, "[12]"}, {i64, "[3]"}}, want: "15"},
+		{name: "^", args: []arg{{i64, "[12]"}, {i64, "[10]"}}, want: "6"},
+		{name: "<<", args: []arg{{i64, "[1, 1]"}, {i64, "[4, 64]"}}, want: "16,0"},
+		{name: ">>", args: []arg{{i64, "[-1]"}, {i64, "[60]"}}, want: "15"},
+		{name: "~", args: []arg{{i64, "[0]"}}, want: "-1"},
+	})
+}
