@@ -1,0 +1,73 @@
+package exec
+
+import (
+	"context"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+func TestCastArray(t *testing.T) {
+	cases := []struct {
+		from arrow.DataType
+		js   string
+		to   arrow.DataType
+		want string
+	}{
+		{f64, "[1.5, -1.5, 2.4, null]", i64, "2,-2,2,NULL"},
+		{dec(4, 2), `["1.50", "-2.50", "0.49"]`, i64, "2,-3,0"},
+		{str, `["12abc", " -7", "abc", "1.9", "99999999999999999999"]`, i64, "12,-7,0,1,9223372036854775807"},
+		{bln, "[true, false]", i64, "1,0"},
+		{f64, "[1e20, 1e30]", i64, "9223372036854775807,9223372036854775807"},
+		{str, `["1.5e3x", "", ".5", "-"]`, f64, "1500,0,0.5,0"},
+		{dec(5, 3), `["1.125"]`, f64, "1.125"},
+		{i64, "[12, -3]", dec(10, 0), "12,-3"},
+		{i64, "[12345]", dec(3, 1), "99.9"},
+		{f64, "[0.125, 2.5, -2.5]", dec(10, 2), "0.13,2.50,-2.50"},
+		{f64, "[2.5, -2.5]", dec(10, 0), "3,-3"},
+		{dec(6, 3), `["1.235", "-1.235"]`, dec(5, 2), "1.24,-1.24"},
+		{str, `["3.14159", "abc", "-0.005"]`, dec(6, 2), "3.14,0.00,-0.01"},
+		{dec(6, 3), `["1.500"]`, str, "1.500"},
+		{f64, "[0.1, 1e20, 1.5e-7, 123456, 1e15, 100000000000000]", str, "0.1,1e20,1.5e-7,123456,1e15,100000000000000"},
+		{bln, "[true, false, null]", str, "1,0,NULL"},
+		{i64, "[0, 3, null]", bln, "0,1,NULL"},
+		{str, `["0.0", "0.1", "x"]`, bln, "0,1,0"},
+		{null, "[null, null]", i64, "NULL,NULL"},
+		{arrow.PrimitiveTypes.Int32, "[5]", f64, "5"},
+	}
+	for _, c := range cases {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		a := arr(t, mem, c.from, c.js)
+		out, err := CastArray(context.Background(), &TaskContext{Alloc: mem}, a, c.to)
+		if err != nil {
+			t.Errorf("CAST(%s %s AS %s): %v", c.from, c.js, c.to, err)
+		} else {
+			if !arrow.TypeEqual(out.DataType(), c.to) {
+				t.Errorf("CAST(%s AS %s) returned %s", c.from, c.to, out.DataType())
+			}
+			if got := renderArray(out); got != c.want {
+				t.Errorf("CAST(%s %s AS %s) = %q, want %q", c.from, c.js, c.to, got, c.want)
+			}
+			out.Release()
+		}
+		a.Release()
+		mem.AssertSize(t, 0)
+	}
+}
+
+func TestNewCastRejectsImpossibleCasts(t *testing.T) {
+	col := NewColumn(0, "d", arrow.FixedWidthTypes.Date32)
+	if _, err := NewCast(col, i64); errs.CategoryOf(err) != errs.InvalidInput {
+		t.Errorf("CAST(date AS SIGNED): want InvalidInput, got %v", err)
+	}
+	list := NewColumn(0, "l", arrow.ListOf(i64))
+	if _, err := NewCast(list, str); errs.CategoryOf(err) != errs.InvalidInput {
+		t.Errorf("CAST(list AS CHAR): want InvalidInput, got %v", err)
+	}
+	if _, err := NewCast(NewColumn(0, "s", str), dec(10, 0)); err != nil {
+		t.Errorf("CAST(string AS DECIMAL): %v", err)
+	}
+}
