@@ -9,7 +9,7 @@ type Rule interface {
 
 // DefaultRules are the rules Optimize runs, in order, until none changes the plan.
 func DefaultRules() []Rule {
-	return []Rule{Decorrelate{}, PushFilters{}, PushLimit{}}
+	return []Rule{FoldConstants{}, Decorrelate{}, PushFilters{}, PushLimit{}}
 }
 
 // maxPasses bounds the fixpoint loop; rules are written to converge well before it.

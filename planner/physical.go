@@ -1,0 +1,357 @@
+package planner
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/cachedb/cachedb/catalog"
+	"github.com/cachedb/cachedb/exec"
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+// PhysicalOptions steer physical planning.
+type PhysicalOptions struct {
+	// Partitions is the number of partitions hash repartitions produce (default 1).
+	Partitions int
+	// Analyze wraps every operator so that EXPLAIN ANALYZE can report its metrics.
+	Analyze bool
+}
+
+// Physical turns an optimized logical plan into an operator tree. The root may have several
+// partitions; the caller coalesces them if it needs one stream.
+func Physical(p Plan, opts PhysicalOptions) (exec.Operator, error) {
+	if opts.Partitions <= 0 {
+		opts.Partitions = 1
+	}
+	pp := &physicalPlanner{opts: opts}
+	return pp.plan(p)
+}
+
+// physicalPlanner converts one plan. outer is the stack of input schemas of the enclosing
+// queries while a subquery plan is converted (innermost last): a column reference that the
+// subquery does not produce resolves to the row of one of them.
+type physicalPlanner struct {
+	opts  PhysicalOptions
+	outer []Schema
+}
+
+func (pp *physicalPlanner) plan(p Plan) (exec.Operator, error) {
+	op, err := pp.planNode(p)
+	if err != nil {
+		return nil, err
+	}
+	if pp.opts.Analyze {
+		op = exec.Instrument(op)
+	}
+	return op, nil
+}
+
+func (pp *physicalPlanner) planNode(p Plan) (exec.Operator, error) {
+	switch p := p.(type) {
+	case *Scan:
+		return pp.planScan(p)
+	case *Values:
+		return pp.planValues(p)
+	case *Filter:
+		in, err := pp.plan(p.Input)
+		if err != nil {
+			return nil, err
+		}
+		cond, err := pp.expr(p.Cond, p.Input.Schema())
+		if err != nil {
+			return nil, err
+		}
+		return exec.NewFilter(in, cond), nil
+	case *Project:
+		in, err := pp.plan(p.Input)
+		if err != nil {
+			return nil, err
+		}
+		exprs, err := pp.exprs(p.Exprs, p.Input.Schema())
+		if err != nil {
+			return nil, err
+		}
+		return exec.NewProject(in, exprs, names(p.Columns)), nil
+	case *Aggregate:
+		return pp.planAggregate(p)
+	case *Join:
+		return pp.planJoin(p)
+	case *Sort:
+		return pp.planSort(p, 0)
+	case *Limit:
+		return pp.planLimit(p)
+	case *Distinct:
+		in, err := pp.plan(p.Input)
+		if err != nil {
+			return nil, err
+		}
+		schema := p.Input.Schema()
+		keys := make([]exec.Expr, len(schema))
+		for i, c := range schema {
+			keys[i] = exec.NewColumn(i, c.Name, c.Type)
+		}
+		return pp.aggregate(in, keys, names(schema), nil, false)
+	case *Union:
+		return pp.planUnion(p)
+	}
+	return nil, errs.Internalf("no physical plan for %T", p)
+}
+
+func (pp *physicalPlanner) planScan(p *Scan) (exec.Operator, error) {
+	filters, err := pp.exprs(p.Filters, p.Columns)
+	if err != nil {
+		return nil, err
+	}
+	req := catalog.ScanRequest{Columns: p.Indices, Limit: p.Limit}
+	return exec.NewScan(p.Table, p.Name, req, filters)
+}
+
+func (pp *physicalPlanner) planValues(p *Values) (exec.Operator, error) {
+	rows := make([][]exec.Expr, len(p.Rows))
+	for i, r := range p.Rows {
+		row, err := pp.exprs(r, nil)
+		if err != nil {
+			return nil, err
+		}
+		rows[i] = row
+	}
+	return exec.NewValues(arrowSchema(p.Columns), rows)
+}
+
+// planAggregate splits a grouped aggregation into a partial stage per input partition, a hash
+// repartition on the group keys and a final stage, so that it can run in parallel (and later on
+// several nodes). DISTINCT aggregates, and input that is a single partition anyway, run in one
+// stage.
+func (pp *physicalPlanner) planAggregate(p *Aggregate) (exec.Operator, error) {
+	in, err := pp.plan(p.Input)
+	if err != nil {
+		return nil, err
+	}
+	inSchema := p.Input.Schema()
+	keys, err := pp.exprs(p.GroupBy, inSchema)
+	if err != nil {
+		return nil, err
+	}
+	specs := make([]exec.AggregateSpec, len(p.Aggs))
+	distinct := false
+	for i, a := range p.Aggs {
+		args, err := pp.exprs(a.Args, inSchema)
+		if err != nil {
+			return nil, err
+		}
+		specs[i] = exec.AggregateSpec{Name: p.Columns[len(p.GroupBy)+i].Name, Func: a.Func, Args: args, Distinct: a.Distinct}
+		distinct = distinct || a.Distinct
+	}
+	return pp.aggregate(in, keys, names(p.Columns[:len(p.GroupBy)]), specs, distinct)
+}
+
+func (pp *physicalPlanner) aggregate(in exec.Operator, keys []exec.Expr, keyNames []string, specs []exec.AggregateSpec, distinct bool) (exec.Operator, error) {
+	if distinct || in.Partitions() == 1 {
+		return exec.NewHashAggregate(pp.single(in), keys, keyNames, specs, exec.AggregateSingle)
+	}
+	partial, err := exec.NewHashAggregate(in, keys, keyNames, specs, exec.AggregatePartial)
+	if err != nil {
+		return nil, err
+	}
+	// The final stage groups by the partial stage's key columns, which come first in its output.
+	finalKeys := make([]exec.Expr, len(keys))
+	for i, k := range keys {
+		finalKeys[i] = exec.NewColumn(i, keyNames[i], k.DataType())
+	}
+	var merged exec.Operator
+	if len(keys) == 0 {
+		merged = exec.NewCoalesce(partial)
+	} else {
+		merged = exec.NewRepartition(partial, finalKeys, pp.opts.Partitions)
+	}
+	return exec.NewHashAggregate(merged, finalKeys, keyNames, specs, exec.AggregateFinal)
+}
+
+// single returns op with its partitions merged into one.
+func (pp *physicalPlanner) single(op exec.Operator) exec.Operator {
+	if op.Partitions() == 1 {
+		return op
+	}
+	return exec.NewCoalesce(op)
+}
+
+func (pp *physicalPlanner) planJoin(p *Join) (exec.Operator, error) {
+	left, err := pp.plan(p.Left)
+	if err != nil {
+		return nil, err
+	}
+	right, err := pp.plan(p.Right)
+	if err != nil {
+		return nil, err
+	}
+	ls, rs := p.Left.Schema(), p.Right.Schema()
+	both := append(append(Schema{}, ls...), rs...)
+	kind := execJoinKind(p.Kind)
+	if p.On == nil {
+		if p.Kind == NullAwareAntiJoin {
+			return nil, errs.Internalf("null-aware anti join without a condition")
+		}
+		return exec.NewNestedLoopJoin(left, right, kind, nil)
+	}
+	lkeys, rkeys, residual := splitEquiKeys(p.On, SchemaIDs(ls), SchemaIDs(rs))
+	if len(lkeys) == 0 || (p.Kind == NullAwareAntiJoin && residual != nil) {
+		if p.Kind == NullAwareAntiJoin {
+			return nil, errs.Internalf("null-aware anti join needs a plain equality condition")
+		}
+		cond, err := pp.expr(p.On, both)
+		if err != nil {
+			return nil, err
+		}
+		return exec.NewNestedLoopJoin(left, right, kind, cond)
+	}
+	lk, err := pp.exprs(lkeys, ls)
+	if err != nil {
+		return nil, err
+	}
+	rk, err := pp.exprs(rkeys, rs)
+	if err != nil {
+		return nil, err
+	}
+	var res exec.Expr
+	if residual != nil {
+		if res, err = pp.expr(residual, both); err != nil {
+			return nil, err
+		}
+	}
+	return exec.NewHashJoin(left, right, kind, lk, rk, res)
+}
+
+func execJoinKind(k JoinKind) exec.JoinKind {
+	switch k {
+	case LeftJoin:
+		return exec.LeftJoin
+	case SemiJoin:
+		return exec.SemiJoin
+	case AntiJoin:
+		return exec.AntiJoin
+	case NullAwareAntiJoin:
+		return exec.NullAwareAntiJoin
+	}
+	return exec.InnerJoin
+}
+
+// splitEquiKeys takes the conjuncts of on of the form l = r, with l over the left side only and
+// r over the right side only (or the reverse), as hash-join keys; the rest is the residual.
+func splitEquiKeys(on Expr, left, right map[ColumnID]bool) (lkeys, rkeys []Expr, residual Expr) {
+	var rest []Expr
+	for _, c := range conjuncts(on) {
+		call, ok := c.(*Call)
+		if ok && call.Func == "=" && len(call.Args) == 2 && !hasSubquery(call) {
+			a, b := call.Args[0], call.Args[1]
+			switch {
+			case onlyFrom(a, left) && onlyFrom(b, right) && !isConstant(a) && !isConstant(b):
+				lkeys, rkeys = append(lkeys, a), append(rkeys, b)
+				continue
+			case onlyFrom(a, right) && onlyFrom(b, left) && !isConstant(a) && !isConstant(b):
+				lkeys, rkeys = append(lkeys, b), append(rkeys, a)
+				continue
+			}
+		}
+		rest = append(rest, c)
+	}
+	return lkeys, rkeys, and(rest...)
+}
+
+
+
+func (pp *physicalPlanner) planSort(p *Sort, fetch int64) (exec.Operator, error) {
+	in, err := pp.plan(p.Input)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]exec.SortKey, len(p.Keys))
+	for i, k := range p.Keys {
+		e, err := pp.expr(k.Expr, p.Input.Schema())
+		if err != nil {
+			return nil, err
+		}
+		keys[i] = exec.SortKey{Expr: e, Desc: k.Desc}
+	}
+	return exec.NewSort(in, keys, fetch), nil
+}
+
+// planLimit turns LIMIT over ORDER BY into a top-k sort.
+func (pp *physicalPlanner) planLimit(p *Limit) (exec.Operator, error) {
+	var in exec.Operator
+	var err error
+	if s, ok := p.Input.(*Sort); ok && p.Count >= 0 {
+		in, err = pp.planSort(s, p.Offset+p.Count)
+		if pp.opts.Analyze && err == nil {
+			in = exec.Instrument(in)
+		}
+	} else {
+		in, err = pp.plan(p.Input)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return exec.NewLimit(pp.single(in), p.Offset, p.Count), nil
+}
+
+func (pp *physicalPlanner) planUnion(p *Union) (exec.Operator, error) {
+	inputs := make([]exec.Operator, len(p.Inputs))
+	for i, child := range p.Inputs {
+		op, err := pp.plan(child)
+		if err != nil {
+			return nil, err
+		}
+		op, err = castColumns(op, child.Schema(), p.Columns)
+		if err != nil {
+			return nil, err
+		}
+		inputs[i] = op
+	}
+	u, err := exec.NewUnion(inputs)
+	if err != nil {
+		return nil, err
+	}
+	if p.All {
+		return u, nil
+	}
+	keys := make([]exec.Expr, len(p.Columns))
+	for i, c := range p.Columns {
+		keys[i] = exec.NewColumn(i, c.Name, c.Type)
+	}
+	return pp.aggregate(u, keys, names(p.Columns), nil, false)
+}
+
+// castColumns projects op (whose columns are from) to the names and types of to.
+func castColumns(op exec.Operator, from, to Schema) (exec.Operator, error) {
+	same := true
+	exprs := make([]exec.Expr, len(to))
+	for i, c := range to {
+		var e exec.Expr = exec.NewColumn(i, from[i].Name, from[i].Type)
+		if !arrow.TypeEqual(from[i].Type, c.Type) {
+			same = false
+			var err error
+			if e, err = exec.NewCast(e, c.Type); err != nil {
+				return nil, err
+			}
+		}
+		exprs[i] = e
+	}
+	if same {
+		return op, nil
+	}
+	return exec.NewProject(op, exprs, names(to)), nil
+}
+
+func names(s Schema) []string {
+	out := make([]string, len(s))
+	for i, c := range s {
+		out[i] = c.Name
+	}
+	return out
+}
+
+func arrowSchema(s Schema) *arrow.Schema {
+	fields := make([]arrow.Field, len(s))
+	for i, c := range s {
+		fields[i] = arrow.Field{Name: c.Name, Type: c.Type, Nullable: true}
+	}
+	return arrow.NewSchema(fields, nil)
+}

@@ -1,0 +1,56 @@
+package planner
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/cachedb/cachedb/exec"
+)
+
+// PlanQuery optimizes a bound query and plans it physically. The returned operator has a
+// single partition and the client-facing schema: output names as written, and booleans as the
+// 0/1 integers a MySQL client sees. It also returns the optimized logical plan, for EXPLAIN.
+func PlanQuery(q *Query, opts PhysicalOptions) (exec.Operator, Plan, error) {
+	logical := Optimize(q.Plan)
+	op, err := Physical(logical, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	pp := &physicalPlanner{opts: opts}
+	op = pp.single(op)
+	op, err = clientColumns(op, logical.Schema())
+	if err != nil {
+		return nil, nil, err
+	}
+	return op, logical, nil
+}
+
+// clientColumns casts boolean columns to int64.
+func clientColumns(op exec.Operator, s Schema) (exec.Operator, error) {
+	out := make(Schema, len(s))
+	copy(out, s)
+	changed := false
+	for i, c := range out {
+		if c.Type.ID() == arrow.BOOL {
+			out[i].Type = arrow.PrimitiveTypes.Int64
+			changed = true
+		}
+	}
+	if !changed {
+		return op, nil
+	}
+	return castColumns(op, s, out)
+}
+
+// OutputSchema is the client-facing Arrow schema of a query's plan (see PlanQuery).
+func OutputSchema(p Plan) *arrow.Schema {
+	s := p.Schema()
+	fields := make([]arrow.Field, len(s))
+	for i, c := range s {
+		t := c.Type
+		if t.ID() == arrow.BOOL {
+			t = arrow.PrimitiveTypes.Int64
+		}
+		fields[i] = arrow.Field{Name: c.Name, Type: t, Nullable: true}
+	}
+	return arrow.NewSchema(fields, nil)
+}
