@@ -1,0 +1,65 @@
+# cachedb build, test and benchmark entry points. `make help` lists them.
+
+GO                  ?= go
+SLT_DIR             ?= ../shared/slt
+# The conformance smoke in `make test` fails when its pass rate (percent) is below this.
+SMOKE_MIN_PASS      ?= 99
+CONFORMANCE_PARALLEL ?= 2
+STATICCHECK_VERSION ?= v0.8.2
+FUZZ_TIME           ?= 30s
+LISTEN              ?= 127.0.0.1:32010
+
+SLT_RUNNER := bin/cachedb-slt --cachedb bin/cachedb
+SMOKE_FILES := sqlite/select1.test sqlite/select2.test sqlite/evidence sqlite/random/groupby/slt_good_0.test
+# The Python environment lives outside the clone; scripts/venv.sh creates it on first use.
+VENV = $(shell scripts/venv.sh)
+
+.PHONY: help build run test test-go test-python test-slt conformance bench lint fuzz clean
+
+help:
+	@echo "make run          build and serve the demo catalog over Flight SQL on $(LISTEN)"
+	@echo "make test         vet, Go tests, Python tests, conformance smoke and project .slt files"
+	@echo "make build        bin/cachedb and bin/cachedb-slt"
+	@echo "make conformance  the whole sqllogictest corpus; writes conformance-results.txt/.json"
+	@echo "make bench        the aggregate benchmark against DuckDB; writes bench/results/"
+	@echo "make lint         gofmt, go vet, staticcheck"
+	@echo "make fuzz         $(FUZZ_TIME) of the engine's SQL fuzz target"
+
+build:
+	$(GO) build -o bin/cachedb ./cmd/cachedb
+	$(GO) build -o bin/cachedb-slt ./cmd/cachedb-slt
+
+run: build
+	bin/cachedb serve --listen $(LISTEN)
+
+test: test-go test-python test-slt
+
+test-go:
+	$(GO) vet ./...
+	$(GO) test ./...
+
+test-python: build
+	CACHEDB_BIN=$(CURDIR)/bin/cachedb $(VENV)/bin/python -m pytest -q -p no:cacheprovider tests/python
+
+test-slt: build
+	$(SLT_RUNNER) -q --dir $(SLT_DIR) --min-pass $(SMOKE_MIN_PASS) $(SMOKE_FILES)
+	$(SLT_RUNNER) -q --min-pass 100 --dir testdata/slt
+
+conformance: build
+	$(SLT_RUNNER) --dir $(SLT_DIR) --parallel $(CONFORMANCE_PARALLEL) \
+		--results conformance-results --failures conformance-failures.txt
+
+bench: build
+	$(GO) run ./bench/aggregate --python $(VENV)/bin/python
+
+lint:
+	@unformatted="$$(gofmt -l .)"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+fuzz:
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzSQL$$' -fuzztime $(FUZZ_TIME)
+
+clean:
+	rm -rf bin conformance-results.txt conformance-results.json conformance-failures.txt bench/out
