@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -169,6 +170,8 @@ func (p *parser) parseQuery(rec *Record, fields []string) error {
 			rec.Sort, rest = RowSort, rest[1:]
 		case "valuesort":
 			rec.Sort, rest = ValueSort, rest[1:]
+		case "matches":
+			rec.Sort, rest = Matches, rest[1:]
 		}
 	}
 	if len(rest) > 0 {
@@ -224,6 +227,14 @@ func (p *parser) readExpected(rec *Record) error {
 			break
 		}
 		rec.Expected = append(rec.Expected, line)
+	}
+	if rec.Sort == Matches {
+		for _, line := range rec.Expected {
+			if _, err := regexp.Compile(line); err != nil {
+				return p.errorf("expected line %q is not a regular expression: %v", line, err)
+			}
+		}
+		return nil
 	}
 	if len(rec.Expected) == 1 {
 		if h, ok := parseHashLine(rec.Expected[0]); ok {

@@ -45,6 +45,11 @@ const (
 	RowSort
 	// ValueSort sorts every value on its own, ignoring row boundaries.
 	ValueSort
+	// Matches is this project's one extension of the format, for output whose exact text is not
+	// the point (EXPLAIN): every expected line is a regular expression, and the lines must match
+	// rows of the result in order, skipping rows in between. A row is matched as its values
+	// joined by single spaces. Corpus files never use it.
+	Matches
 )
 
 func (m SortMode) String() string {
@@ -53,6 +58,8 @@ func (m SortMode) String() string {
 		return "rowsort"
 	case ValueSort:
 		return "valuesort"
+	case Matches:
+		return "matches"
 	default:
 		return "nosort"
 	}

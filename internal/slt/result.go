@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -60,6 +61,9 @@ func Describe(values []string, threshold int) string {
 // corpus's form) or one row per line with values separated by single spaces (an older form
 // some files use).
 func Check(rec *Record, res Result, values []string) string {
+	if rec.Sort == Matches {
+		return checkMatches(rec.Expected, res)
+	}
 	if rec.ExpectedHash != nil {
 		got := HashValues(values)
 		if len(values) != rec.ExpectedHash.Count || got != rec.ExpectedHash.MD5 {
@@ -81,4 +85,23 @@ func Check(rec *Record, res Result, values []string) string {
 		}
 	}
 	return fmt.Sprintf("expected %d values, got %d values that differ", len(rec.Expected), len(values))
+}
+
+// checkMatches implements the Matches mode: each pattern must match a row, in order.
+func checkMatches(patterns []string, res Result) string {
+	row := 0
+	for _, pattern := range patterns {
+		re, err := regexp.Compile(pattern)
+		if err != nil {
+			return fmt.Sprintf("pattern %q: %v", pattern, err)
+		}
+		for row < len(res.Rows) && !re.MatchString(strings.Join(res.Rows[row], " ")) {
+			row++
+		}
+		if row == len(res.Rows) {
+			return fmt.Sprintf("no row after the previous match matches %q", pattern)
+		}
+		row++
+	}
+	return ""
 }

@@ -89,3 +89,30 @@ func TestDescribe(t *testing.T) {
 		t.Errorf("above threshold: %q", got)
 	}
 }
+
+func TestCheckMatches(t *testing.T) {
+	res := Result{Columns: 2, Rows: [][]string{
+		{"logical_plan", "Project: a"},
+		{"logical_plan", "  Filter: a > 1"},
+		{"logical_plan", "    Scan: t"},
+		{"physical_plan", "ProjectExec"},
+	}}
+	tests := []struct {
+		name     string
+		patterns []string
+		match    bool
+	}{
+		{"in order with gaps", []string{"^logical_plan Project", "Scan: t$", "^physical_plan"}, true},
+		{"out of order", []string{"Scan: t", "Filter"}, false},
+		{"absent", []string{"Sort"}, false},
+		{"same row twice", []string{"Project: a", "Project: a"}, false},
+		{"nothing required", nil, true},
+	}
+	for _, tt := range tests {
+		rec := Record{Sort: Matches, Expected: tt.patterns}
+		msg := Check(&rec, res, res.Values(Matches))
+		if (msg == "") != tt.match {
+			t.Errorf("%s: Check = %q, want match %v", tt.name, msg, tt.match)
+		}
+	}
+}
