@@ -1,0 +1,304 @@
+package exec
+
+import (
+	"math/big"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+// aggSumDef is SUM(x). Exact inputs are summed as 128-bit decimals (scale of the input, 0 for
+// integers), so no intermediate overflow can happen before 38 digits; floats and strings are
+// summed as float64. State: the partial sum (NULL when the group saw no value).
+func aggSumDef(t arrow.DataType) (*aggregateDef, error) {
+	kind, err := aggNumericKind("sum", t)
+	if err != nil {
+		return nil, err
+	}
+	if kind == aggArgFloat {
+		return &aggregateDef{
+			result: arrow.PrimitiveTypes.Float64,
+			states: []arrow.DataType{arrow.PrimitiveTypes.Float64},
+			newAcc: func() aggAccumulator { return &aggFloatSum{} },
+		}, nil
+	}
+	scale := aggInputScale(t)
+	dt := &arrow.Decimal128Type{Precision: 38, Scale: scale}
+	return &aggregateDef{
+		result: dt,
+		states: []arrow.DataType{dt},
+		newAcc: func() aggAccumulator { return &aggDecimalSum{scale: scale, outScale: scale} },
+	}, nil
+}
+
+// aggAvgDef is AVG(x): the sum divided by the count, rounded half away from zero to scale + 4 for
+// exact inputs. State: the partial sum (as SUM's) and the partial count (int64).
+func aggAvgDef(t arrow.DataType) (*aggregateDef, error) {
+	kind, err := aggNumericKind("avg", t)
+	if err != nil {
+		return nil, err
+	}
+	if kind == aggArgFloat {
+		return &aggregateDef{
+			result: arrow.PrimitiveTypes.Float64,
+			states: []arrow.DataType{arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Int64},
+			newAcc: func() aggAccumulator { return &aggFloatSum{avg: true} },
+		}, nil
+	}
+	scale := aggInputScale(t)
+	outScale := min(scale+4, aggMaxScale)
+	return &aggregateDef{
+		result: &arrow.Decimal128Type{Precision: 38, Scale: outScale},
+		states: []arrow.DataType{&arrow.Decimal128Type{Precision: 38, Scale: scale}, arrow.PrimitiveTypes.Int64},
+		newAcc: func() aggAccumulator { return &aggDecimalSum{scale: scale, outScale: outScale, avg: true} },
+	}, nil
+}
+
+// aggInputScale is the decimal scale of an exact SUM/AVG input (0 for integers and booleans).
+func aggInputScale(t arrow.DataType) int32 {
+	if d, ok := t.(*arrow.Decimal128Type); ok {
+		return d.Scale
+	}
+	return 0
+}
+
+// aggDecimalSum sums exact values at the input's scale.
+type aggDecimalSum struct {
+	scale, outScale int32
+	avg             bool
+	sums            []decimal128.Num
+	counts          []int64
+}
+
+func (a *aggDecimalSum) grow(n int) {
+	a.sums = aggGrow(a.sums, n, decimal128.Num{})
+	a.counts = aggGrow(a.counts, n, 0)
+}
+
+func (a *aggDecimalSum) update(groups []uint32, args []arrow.Array) error {
+	arg := args[0]
+	nulls := arg.NullN() > 0
+	switch in := arg.(type) {
+	case *array.Null:
+	case *array.Int64:
+		vals := in.Int64Values()
+		for i, g := range groups {
+			if aggValid(arg, nulls, i) {
+				a.sums[g] = a.sums[g].Add(decimal128.FromI64(vals[i]))
+				a.counts[g]++
+			}
+		}
+	case *array.Boolean:
+		for i, g := range groups {
+			if aggValid(arg, nulls, i) {
+				if in.Value(i) {
+					a.sums[g] = a.sums[g].Add(decimal128.FromI64(1))
+				}
+				a.counts[g]++
+			}
+		}
+	case *array.Decimal128:
+		vals := in.Values()
+		for i, g := range groups {
+			if aggValid(arg, nulls, i) {
+				a.sums[g] = a.sums[g].Add(vals[i])
+				a.counts[g]++
+			}
+		}
+	default:
+		return errs.Internalf("exact sum cannot read %s", arg.DataType())
+	}
+	return nil
+}
+
+func (a *aggDecimalSum) merge(groups []uint32, states []arrow.Array) error {
+	sums, ok := states[0].(*array.Decimal128)
+	if !ok {
+		return errs.Internalf("sum state must be decimal128, got %s", states[0].DataType())
+	}
+	vals := sums.Values()
+	nulls := sums.NullN() > 0
+	var counts []int64
+	if a.avg {
+		c, ok := states[1].(*array.Int64)
+		if !ok {
+			return errs.Internalf("avg count state must be int64, got %s", states[1].DataType())
+		}
+		counts = c.Int64Values()
+	}
+	for i, g := range groups {
+		if !aggValid(sums, nulls, i) {
+			continue
+		}
+		a.sums[g] = a.sums[g].Add(vals[i])
+		if counts != nil {
+			a.counts[g] += counts[i]
+		} else {
+			a.counts[g]++
+		}
+	}
+	return nil
+}
+
+func (a *aggDecimalSum) finish(mem memory.Allocator) (arrow.Array, error) {
+	out := make([]decimal128.Num, len(a.sums))
+	valid := make([]bool, len(a.sums))
+	for g, sum := range a.sums {
+		if a.counts[g] == 0 {
+			continue
+		}
+		valid[g] = true
+		if !a.avg {
+			out[g] = sum
+		} else {
+			out[g] = aggDivideRounded(sum, a.outScale-a.scale, a.counts[g])
+		}
+		if !out[g].FitsInPrecision(38) {
+			return nil, errs.Invalidf("DECIMAL value is out of range in SUM/AVG")
+		}
+	}
+	return aggBuildArray(mem, &arrow.Decimal128Type{Precision: 38, Scale: a.outScale}, out, valid)
+}
+
+func (a *aggDecimalSum) state(mem memory.Allocator) ([]arrow.Array, error) {
+	valid := make([]bool, len(a.sums))
+	for g := range a.sums {
+		valid[g] = a.counts[g] > 0
+	}
+	sums, err := aggBuildArray(mem, &arrow.Decimal128Type{Precision: 38, Scale: a.scale}, a.sums, valid)
+	if err != nil {
+		return nil, err
+	}
+	if !a.avg {
+		return []arrow.Array{sums}, nil
+	}
+	counts, err := aggBuildArray(mem, arrow.PrimitiveTypes.Int64, a.counts, nil)
+	if err != nil {
+		sums.Release()
+		return nil, err
+	}
+	return []arrow.Array{sums, counts}, nil
+}
+
+// aggDivideRounded returns sum * 10^extraScale / count, rounded half away from zero.
+func aggDivideRounded(sum decimal128.Num, extraScale int32, count int64) decimal128.Num {
+	n := sum.BigInt()
+	n.Mul(n, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(extraScale)), nil))
+	d := big.NewInt(count)
+	q, r := new(big.Int).QuoRem(n, d, new(big.Int))
+	// |r| * 2 >= count rounds away from zero.
+	if r.Abs(r).Lsh(r, 1).Cmp(d) >= 0 {
+		if n.Sign() < 0 {
+			q.Sub(q, big.NewInt(1))
+		} else {
+			q.Add(q, big.NewInt(1))
+		}
+	}
+	return decimal128.FromBigInt(q)
+}
+
+// aggFloatSum sums float64 values (and strings converted by their numeric prefix).
+type aggFloatSum struct {
+	avg    bool
+	sums   []float64
+	counts []int64
+}
+
+func (a *aggFloatSum) grow(n int) {
+	a.sums = aggGrow(a.sums, n, 0)
+	a.counts = aggGrow(a.counts, n, 0)
+}
+
+func (a *aggFloatSum) update(groups []uint32, args []arrow.Array) error {
+	arg := args[0]
+	nulls := arg.NullN() > 0
+	switch in := arg.(type) {
+	case *array.Float64:
+		vals := in.Float64Values()
+		for i, g := range groups {
+			if aggValid(arg, nulls, i) {
+				a.sums[g] += vals[i]
+				a.counts[g]++
+			}
+		}
+	case *array.String:
+		for i, g := range groups {
+			if aggValid(arg, nulls, i) {
+				a.sums[g] += aggParseFloatPrefix(in.Value(i))
+				a.counts[g]++
+			}
+		}
+	default:
+		return errs.Internalf("float sum cannot read %s", arg.DataType())
+	}
+	return nil
+}
+
+func (a *aggFloatSum) merge(groups []uint32, states []arrow.Array) error {
+	sums, ok := states[0].(*array.Float64)
+	if !ok {
+		return errs.Internalf("sum state must be float64, got %s", states[0].DataType())
+	}
+	vals := sums.Float64Values()
+	nulls := sums.NullN() > 0
+	var counts []int64
+	if a.avg {
+		c, ok := states[1].(*array.Int64)
+		if !ok {
+			return errs.Internalf("avg count state must be int64, got %s", states[1].DataType())
+		}
+		counts = c.Int64Values()
+	}
+	for i, g := range groups {
+		if !aggValid(sums, nulls, i) {
+			continue
+		}
+		a.sums[g] += vals[i]
+		if counts != nil {
+			a.counts[g] += counts[i]
+		} else {
+			a.counts[g]++
+		}
+	}
+	return nil
+}
+
+func (a *aggFloatSum) finish(mem memory.Allocator) (arrow.Array, error) {
+	out := make([]float64, len(a.sums))
+	valid := make([]bool, len(a.sums))
+	for g, sum := range a.sums {
+		if a.counts[g] == 0 {
+			continue
+		}
+		valid[g] = true
+		out[g] = sum
+		if a.avg {
+			out[g] = sum / float64(a.counts[g])
+		}
+	}
+	return aggBuildArray(mem, arrow.PrimitiveTypes.Float64, out, valid)
+}
+
+func (a *aggFloatSum) state(mem memory.Allocator) ([]arrow.Array, error) {
+	valid := make([]bool, len(a.sums))
+	for g := range a.sums {
+		valid[g] = a.counts[g] > 0
+	}
+	sums, err := aggBuildArray(mem, arrow.PrimitiveTypes.Float64, a.sums, valid)
+	if err != nil {
+		return nil, err
+	}
+	if !a.avg {
+		return []arrow.Array{sums}, nil
+	}
+	counts, err := aggBuildArray(mem, arrow.PrimitiveTypes.Int64, a.counts, nil)
+	if err != nil {
+		sums.Release()
+		return nil, err
+	}
+	return []arrow.Array{sums, counts}, nil
+}
