@@ -6,7 +6,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 
 	"github.com/cachedb/cachedb/internal/errs"
 )
@@ -111,33 +110,19 @@ func concatBatches(tc *TaskContext, schema *arrow.Schema, batches []arrow.Record
 	return array.NewRecordBatch(schema, cols, rows), nil
 }
 
-// takeRows returns the rows idx of b, in that order, as a new batch with b's schema.
-func takeRows(ctx context.Context, tc *TaskContext, b arrow.RecordBatch, idx []int32) (arrow.RecordBatch, error) {
-	cols, err := takeColumns(ctx, tc, b.Columns(), idx)
-	if err != nil {
-		return nil, err
-	}
-	defer releaseAll(cols)
-	return array.NewRecordBatch(b.Schema(), cols, int64(len(idx))), nil
-}
-
-// takeColumns gathers the rows idx of every column into new arrays.
+// takeColumns gathers the rows idx of every column into new arrays (nil for no columns).
 func takeColumns(ctx context.Context, tc *TaskContext, cols []arrow.Array, idx []int32) ([]arrow.Array, error) {
 	if len(cols) == 0 {
 		return nil, nil
 	}
-	ib := array.NewInt32Builder(tc.Alloc)
-	ib.AppendValues(idx, nil)
-	indices := ib.NewInt32Array()
-	ib.Release()
+	indices := newIndexArray(tc, idx)
 	defer indices.Release()
-	cctx := compute.WithAllocator(ctx, tc.Alloc)
 	out := make([]arrow.Array, 0, len(cols))
 	for _, c := range cols {
-		t, err := compute.TakeArray(cctx, c, indices)
+		t, err := takeWith(ctx, tc, c, indices)
 		if err != nil {
 			releaseAll(out)
-			return nil, errs.Internalf("gather rows: %v", err)
+			return nil, err
 		}
 		out = append(out, t)
 	}

@@ -146,7 +146,7 @@ func (j *pairJoiner) finish(ctx context.Context, tc *TaskContext) (arrow.RecordB
 	case n:
 		return array.NewRecordBatch(j.schema, j.left.Columns(), j.left.NumRows()), nil
 	}
-	return takeRows(ctx, tc, j.left, idx)
+	return takeBatchRows(ctx, tc, j.left, idx)
 }
 
 // padUnmatched returns the unmatched left rows with NULL right columns.
@@ -159,7 +159,7 @@ func (j *pairJoiner) padUnmatched(ctx context.Context, tc *TaskContext) (arrow.R
 	if err != nil {
 		return nil, err
 	}
-	defer releaseAll(cols)
+	defer func() { releaseAll(cols) }()
 	for _, f := range j.right.Schema().Fields() {
 		cols = append(cols, array.MakeArrayOfNull(tc.Alloc, f.Type, len(idx)))
 	}
@@ -178,10 +178,18 @@ type joinStream struct {
 	cur     arrow.RecordBatch
 	source  pairSource
 	pending bool // the current batch still has pairs to enumerate
+
+	// tail is left-only output not yet emitted, and tailAt its next row: it is emitted in
+	// slices of at most RowsPerBatch rows.
+	tail   arrow.RecordBatch
+	tailAt int64
 }
 
 func (s *joinStream) pull() (arrow.RecordBatch, error) {
 	for {
+		if s.tail != nil {
+			return s.nextTailSlice(), nil
+		}
 		if s.cur == nil {
 			b, err := nextNonEmpty(s.left)
 			if b == nil || err != nil {
@@ -210,10 +218,29 @@ func (s *joinStream) pull() (arrow.RecordBatch, error) {
 		}
 		out, err := s.joiner.finish(s.ctx, s.tc)
 		s.endBatch()
-		if err != nil || out != nil {
-			return out, err
+		if err != nil {
+			return nil, err
 		}
+		s.tail, s.tailAt = out, 0
 	}
+}
+
+// nextTailSlice returns the next slice of the pending left-only output.
+func (s *joinStream) nextTailSlice() arrow.RecordBatch {
+	n := s.tail.NumRows()
+	end := min(s.tailAt+int64(s.tc.RowsPerBatch()), n)
+	if s.tailAt == 0 && end == n {
+		out := s.tail
+		s.tail = nil
+		return out
+	}
+	out := s.tail.NewSlice(s.tailAt, end)
+	s.tailAt = end
+	if end == n {
+		s.tail.Release()
+		s.tail = nil
+	}
+	return out
 }
 
 func (s *joinStream) endBatch() {
@@ -231,6 +258,10 @@ func (s *joinStream) endBatch() {
 func (s *joinStream) close(build arrow.RecordBatch) func() {
 	return func() {
 		s.endBatch()
+		if s.tail != nil {
+			s.tail.Release()
+			s.tail = nil
+		}
 		s.left.Release()
 		build.Release()
 	}

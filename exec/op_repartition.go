@@ -188,7 +188,7 @@ func (r *Repartition) route(ctx context.Context, tc *TaskContext, b arrow.Record
 			b.Retain()
 			return run.send(ctx, p, b)
 		}
-		piece, err := takeRows(ctx, tc, b, idx)
+		piece, err := takeBatchRows(ctx, tc, b, idx)
 		if err != nil {
 			return err
 		}
@@ -227,6 +227,10 @@ func (run *repartitionRun) release(p int) {
 	run.mu.Lock()
 	run.released++
 	last := run.released == len(run.outs)
+	if !last {
+		// Added under the lock so that it happens before the last consumer's Wait.
+		run.drains.Add(1)
+	}
 	run.mu.Unlock()
 	drain := func() {
 		for b := range run.outs[p] {
@@ -234,7 +238,6 @@ func (run *repartitionRun) release(p int) {
 		}
 	}
 	if !last {
-		run.drains.Add(1)
 		go func() {
 			defer run.drains.Done()
 			drain()
