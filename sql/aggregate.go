@@ -1,0 +1,139 @@
+package sql
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"vitess.io/vitess/go/vt/sqlparser"
+
+	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/planner"
+)
+
+// aggregation collects the aggregate calls of one query block (from SELECT, HAVING and ORDER
+// BY) into the single planner.Aggregate that computes them. Identical calls are computed once.
+type aggregation struct {
+	calls   []*planner.AggregateCall
+	columns []planner.Column // output column of each call
+	byKey   map[string]int
+}
+
+// add registers call (deduplicated) and returns a reference to its output column.
+func (a *aggregation) add(b *binder, call *planner.AggregateCall) *planner.ColumnRef {
+	key := exprKey(call)
+	if i, ok := a.byKey[key]; ok {
+		return columnRef(a.columns[i])
+	}
+	if a.byKey == nil {
+		a.byKey = map[string]int{}
+	}
+	col := planner.Column{ID: b.newID(), Name: call.String(), Type: call.T, Nullable: call.Func != "count"}
+	a.byKey[key] = len(a.calls)
+	a.calls = append(a.calls, call)
+	a.columns = append(a.columns, col)
+	return columnRef(col)
+}
+
+// aggregateNames maps vitess's aggregate nodes to the registry's names.
+func aggregateName(f sqlparser.AggrFunc) (name string, distinct bool, err error) {
+	switch f := f.(type) {
+	case *sqlparser.CountStar:
+		return "count", false, nil
+	case *sqlparser.Count:
+		return "count", f.Distinct, nil
+	case *sqlparser.Sum:
+		return "sum", f.Distinct, nil
+	case *sqlparser.Avg:
+		return "avg", f.Distinct, nil
+	case *sqlparser.Min:
+		return "min", f.Distinct, nil
+	case *sqlparser.Max:
+		return "max", f.Distinct, nil
+	case *sqlparser.BitAnd:
+		return "bit_and", false, nil
+	case *sqlparser.BitOr:
+		return "bit_or", false, nil
+	case *sqlparser.BitXor:
+		return "bit_xor", false, nil
+	case *sqlparser.AnyValue:
+		return "any_value", false, nil
+	case *sqlparser.GroupConcatExpr:
+		if f.Separator != "" && f.Separator != "','" && f.Separator != "," {
+			return "", false, errs.Unsupportedf("GROUP_CONCAT with SEPARATOR %s is not supported", f.Separator)
+		}
+		if len(f.OrderBy) > 0 || f.Limit != nil {
+			return "", false, errs.Unsupportedf("GROUP_CONCAT with ORDER BY or LIMIT is not supported")
+		}
+		return "group_concat", f.Distinct, nil
+	}
+	return f.AggrName(), false, nil
+}
+
+// aggregate binds an aggregate call where ctx allows one, and returns a reference to the
+// aggregate's output column.
+func (b *binder) aggregate(f sqlparser.AggrFunc, ctx *exprContext) (planner.Expr, error) {
+	if over := overClause(f); over {
+		return nil, errs.Unsupportedf("window functions are not supported: %s", sqlparser.String(f))
+	}
+	if ctx.agg == nil {
+		return nil, errs.Invalidf("Invalid use of group function")
+	}
+	name, distinct, err := aggregateName(f)
+	if err != nil {
+		return nil, err
+	}
+	args, err := b.exprs(f.GetArgs(), ctx.withoutAggregates())
+	if err != nil {
+		return nil, err
+	}
+	if _, star := f.(*sqlparser.CountStar); star {
+		args = nil
+	}
+	types := make([]arrow.DataType, len(args))
+	for i, a := range args {
+		types[i] = a.Type()
+	}
+	t, err := resolveAggregateType(name, types, distinct)
+	if err != nil {
+		return nil, err
+	}
+	return ctx.agg.add(b, &planner.AggregateCall{Func: name, Args: args, Distinct: distinct, T: t}), nil
+}
+
+// overClause reports whether an aggregate is used as a window function.
+func overClause(f sqlparser.AggrFunc) bool {
+	switch f := f.(type) {
+	case *sqlparser.Count:
+		return f.OverClause != nil
+	case *sqlparser.CountStar:
+		return f.OverClause != nil
+	case *sqlparser.Sum:
+		return f.OverClause != nil
+	case *sqlparser.Avg:
+		return f.OverClause != nil
+	case *sqlparser.Min:
+		return f.OverClause != nil
+	case *sqlparser.Max:
+		return f.OverClause != nil
+	}
+	return false
+}
+
+// containsAggregate reports whether e calls an aggregate function outside nested subqueries.
+func containsAggregate(nodes ...sqlparser.SQLNode) bool {
+	found := false
+	for _, n := range nodes {
+		if n == nil {
+			continue
+		}
+		_ = sqlparser.Walk(func(node sqlparser.SQLNode) (bool, error) {
+			switch node.(type) {
+			case *sqlparser.Subquery, *sqlparser.DerivedTable:
+				return false, nil
+			case sqlparser.AggrFunc:
+				found = true
+				return false, nil
+			}
+			return !found, nil
+		}, n)
+	}
+	return found
+}

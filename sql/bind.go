@@ -1,0 +1,144 @@
+package sql
+
+import (
+	"context"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+	"vitess.io/vitess/go/vt/sqlparser"
+
+	"github.com/cachedb/cachedb/catalog"
+	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/planner"
+)
+
+// Bind parses one SQL statement and binds it against cat. params, when non-nil, are the
+// values of the ? placeholders, substituted as typed literals; when nil, placeholders bind as
+// planner.Param with type arrow.Null.
+//
+// Errors are categorized: syntax and type errors are errs.InvalidInput (a syntax error names the
+// position vitess stopped at), unknown tables and columns errs.NotFound, valid SQL cachedb does
+// not implement errs.Unsupported.
+func Bind(ctx context.Context, text string, cat catalog.Catalog, params []scalar.Scalar) (planner.Statement, error) {
+	stmt, err := parse(text)
+	if err != nil {
+		if kind := unsupportedPrefix(text); kind != "" {
+			return nil, errs.Unsupportedf("statement %s is not supported", kind)
+		}
+		return nil, err
+	}
+	b := &binder{ctx: ctx, cat: cat, params: params}
+	return b.statement(stmt, text)
+}
+
+// binder holds the state of binding one statement: the column ID allocator (IDs are unique
+// within the statement) and the placeholders seen so far.
+type binder struct {
+	ctx       context.Context
+	cat       catalog.Catalog
+	params    []scalar.Scalar
+	lastID    planner.ColumnID
+	numParams int
+}
+
+// newID allocates a column ID never handed out before in this statement.
+func (b *binder) newID() planner.ColumnID {
+	b.lastID++
+	return b.lastID
+}
+
+// statement dispatches on the statement kind.
+func (b *binder) statement(stmt sqlparser.Statement, text string) (planner.Statement, error) {
+	switch s := stmt.(type) {
+	case sqlparser.TableStatement:
+		return b.query(s)
+	case *sqlparser.ExplainStmt:
+		return b.explain(s)
+	case *sqlparser.CreateTable:
+		return b.createTable(s)
+	case *sqlparser.Insert:
+		return b.insert(s)
+	case *sqlparser.DropTable:
+		return b.dropTable(s), nil
+	case *sqlparser.Set:
+		return &planner.Set{Text: text}, nil
+	}
+	return nil, errs.Unsupportedf("statement %s is not supported", statementKind(stmt))
+}
+
+// query binds a SELECT or UNION as a top-level query.
+func (b *binder) query(ts sqlparser.TableStatement) (*planner.Query, error) {
+	p, err := b.tableStatement(ts, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &planner.Query{Plan: p, NumParams: b.numParams}, nil
+}
+
+// explain binds EXPLAIN [ANALYZE] of a query; EXPLAIN of anything else is unsupported.
+func (b *binder) explain(s *sqlparser.ExplainStmt) (planner.Statement, error) {
+	ts, ok := s.Statement.(sqlparser.TableStatement)
+	if !ok {
+		return nil, errs.Unsupportedf("EXPLAIN of %s is not supported", statementKind(s.Statement))
+	}
+	q, err := b.query(ts)
+	if err != nil {
+		return nil, err
+	}
+	return &planner.Explain{Query: q, Analyze: s.Type == sqlparser.AnalyzeType}, nil
+}
+
+// statementKind names a statement for error messages ("UPDATE", "CREATE VIEW", …).
+func statementKind(stmt sqlparser.Statement) string {
+	switch s := stmt.(type) {
+	case *sqlparser.Update:
+		return "UPDATE"
+	case *sqlparser.Delete:
+		return "DELETE"
+	case *sqlparser.Insert:
+		if s.Action == sqlparser.ReplaceAct {
+			return "REPLACE"
+		}
+		return "INSERT"
+	case *sqlparser.CreateView:
+		return "CREATE VIEW"
+	case *sqlparser.DropView:
+		return "DROP VIEW"
+	case *sqlparser.AlterTable:
+		return "ALTER TABLE"
+	case *sqlparser.TruncateTable:
+		return "TRUNCATE TABLE"
+	case *sqlparser.ExplainTab:
+		return "DESCRIBE"
+	case *sqlparser.Show:
+		return "SHOW"
+	case *sqlparser.Begin:
+		return "BEGIN"
+	case *sqlparser.Commit:
+		return "COMMIT"
+	case *sqlparser.Rollback:
+		return "ROLLBACK"
+	case *sqlparser.Use:
+		return "USE"
+	}
+	return strings.ToUpper(sqlparser.ASTToStatementType(stmt).String())
+}
+
+// unsupportedStatements are statement openings that cachedb does not implement; some of them
+// vitess cannot parse either, and the client deserves "unsupported" rather than a syntax error.
+var unsupportedStatements = []string{
+	"CREATE TRIGGER", "DROP TRIGGER", "CREATE VIEW", "DROP VIEW", "CREATE INDEX", "DROP INDEX",
+	"CREATE UNIQUE INDEX", "REINDEX", "UPDATE", "DELETE", "REPLACE", "INSERT OR REPLACE", "ALTER",
+}
+
+// unsupportedPrefix returns the statement kind text opens with when it is one cachedb does not
+// implement, or "".
+func unsupportedPrefix(text string) string {
+	words := strings.Join(strings.Fields(strings.ToUpper(text)), " ")
+	for _, kind := range unsupportedStatements {
+		if words == kind || strings.HasPrefix(words, kind+" ") {
+			return kind
+		}
+	}
+	return ""
+}

@@ -1,0 +1,211 @@
+package sql
+
+import (
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"vitess.io/vitess/go/vt/sqlparser"
+
+	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/planner"
+)
+
+// createTable binds CREATE TABLE name (columns …) and CREATE TABLE name AS SELECT …. Column
+// defaults, keys and table options are accepted and ignored, except that PRIMARY KEY and NOT
+// NULL columns are not nullable.
+func (b *binder) createTable(s *sqlparser.CreateTable) (planner.Statement, error) {
+	if s.OptLike != nil {
+		return nil, errs.Unsupportedf("CREATE TABLE … LIKE is not supported")
+	}
+	out := &planner.CreateTable{Name: s.Table.Name.String(), IfNotExists: s.IfNotExists}
+	if s.Select != nil {
+		if s.TableSpec != nil && len(s.TableSpec.Columns) > 0 {
+			return nil, errs.Unsupportedf("CREATE TABLE with both column definitions and AS SELECT is not supported")
+		}
+		q, err := b.query(s.Select)
+		if err != nil {
+			return nil, err
+		}
+		fields := make([]arrow.Field, 0, len(q.Plan.Schema()))
+		for _, c := range q.Plan.Schema() {
+			fields = append(fields, arrow.Field{Name: c.Name, Type: c.Type, Nullable: true})
+		}
+		out.AsSelect = q
+		out.Schema = arrow.NewSchema(fields, nil)
+		return out, nil
+	}
+	if s.TableSpec == nil || len(s.TableSpec.Columns) == 0 {
+		return nil, errs.Invalidf("A table must have at least 1 column")
+	}
+	notNull := primaryKeyColumns(s.TableSpec)
+	seen := map[string]bool{}
+	var fields []arrow.Field
+	for _, col := range s.TableSpec.Columns {
+		name := col.Name.String()
+		if seen[strings.ToLower(name)] {
+			return nil, errs.Invalidf("Duplicate column name '%s'", name)
+		}
+		seen[strings.ToLower(name)] = true
+		t, err := columnType(col.Type)
+		if err != nil {
+			return nil, err
+		}
+		nullable := !notNull[strings.ToLower(name)]
+		if o := col.Type.Options; o != nil {
+			if o.Null != nil && !*o.Null || o.KeyOpt == sqlparser.ColKeyPrimary {
+				nullable = false
+			}
+		}
+		fields = append(fields, arrow.Field{Name: name, Type: t, Nullable: nullable})
+	}
+	out.Schema = arrow.NewSchema(fields, nil)
+	return out, nil
+}
+
+// primaryKeyColumns lists (lower-cased) the columns of a table-level PRIMARY KEY (…).
+func primaryKeyColumns(spec *sqlparser.TableSpec) map[string]bool {
+	out := map[string]bool{}
+	for _, idx := range spec.Indexes {
+		if idx.Info == nil || idx.Info.Type != sqlparser.IndexTypePrimary {
+			continue
+		}
+		for _, c := range idx.Columns {
+			out[c.Column.Lowered()] = true
+		}
+	}
+	return out
+}
+
+// dropTable binds DROP TABLE [IF EXISTS] t, ….
+func (b *binder) dropTable(s *sqlparser.DropTable) planner.Statement {
+	out := &planner.DropTable{IfExists: s.IfExists}
+	for _, t := range s.FromTables {
+		out.Names = append(out.Names, t.Name.String())
+	}
+	return out
+}
+
+// insert binds INSERT INTO t [(cols)] VALUES … | SELECT …. The source yields one column per
+// target column, cast to the table column's type.
+func (b *binder) insert(s *sqlparser.Insert) (planner.Statement, error) {
+	if s.Action == sqlparser.ReplaceAct {
+		return nil, errs.Unsupportedf("statement REPLACE is not supported")
+	}
+	if len(s.OnDup) > 0 {
+		return nil, errs.Unsupportedf("INSERT … ON DUPLICATE KEY UPDATE is not supported")
+	}
+	tn, ok := s.Table.Expr.(sqlparser.TableName)
+	if !ok {
+		return nil, errs.Unsupportedf("INSERT into %s is not supported", sqlparser.String(s.Table))
+	}
+	name := tn.Name.String()
+	table, err := b.cat.Table(b.ctx, name)
+	if err != nil {
+		if isNotFound(err) {
+			return nil, &errs.Error{Category: errs.NotFound, Msg: "Table '" + name + "' doesn't exist", Err: err}
+		}
+		return nil, err
+	}
+	schema := table.Schema()
+	targets, err := insertColumns(schema, s.Columns)
+	if err != nil {
+		return nil, err
+	}
+	var source planner.Plan
+	switch rows := s.Rows.(type) {
+	case sqlparser.Values:
+		source, err = b.insertValues(schema, targets, rows)
+	case sqlparser.TableStatement:
+		source, err = b.insertSelect(schema, targets, rows)
+	default:
+		err = errs.Unsupportedf("INSERT source %s is not supported", sqlparser.String(s.Rows))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &planner.Insert{Table: table.Name(), Columns: targets, Source: &planner.Query{Plan: source, NumParams: b.numParams}}, nil
+}
+
+// insertColumns maps the column list of an INSERT to table column indexes (all, in order, when
+// the list is absent).
+func insertColumns(schema *arrow.Schema, cols sqlparser.Columns) ([]int, error) {
+	if len(cols) == 0 {
+		out := make([]int, schema.NumFields())
+		for i := range out {
+			out[i] = i
+		}
+		return out, nil
+	}
+	used := map[int]bool{}
+	var out []int
+	for _, c := range cols {
+		idx := -1
+		for i, f := range schema.Fields() {
+			if strings.EqualFold(f.Name, c.String()) {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			return nil, errs.NotFoundf("Unknown column '%s' in 'field list'", c.String())
+		}
+		if used[idx] {
+			return nil, errs.Invalidf("Column '%s' specified twice", c.String())
+		}
+		used[idx] = true
+		out = append(out, idx)
+	}
+	return out, nil
+}
+
+// insertValues binds VALUES rows as a planner.Values typed like the target columns.
+func (b *binder) insertValues(schema *arrow.Schema, targets []int, rows sqlparser.Values) (planner.Plan, error) {
+	v := &planner.Values{}
+	for _, t := range targets {
+		f := schema.Field(t)
+		v.Columns = append(v.Columns, planner.Column{ID: b.newID(), Name: f.Name, Type: f.Type, Nullable: true})
+	}
+	ctx := &exprContext{scope: newScope(nil), clause: "field list"}
+	for i, row := range rows {
+		if len(row) != len(targets) {
+			return nil, errs.Invalidf("Column count doesn't match value count at row %d", i+1)
+		}
+		exprs := make([]planner.Expr, len(row))
+		for j, e := range row {
+			x, err := b.expr(e, ctx)
+			if err != nil {
+				return nil, err
+			}
+			exprs[j] = castTo(x, v.Columns[j].Type)
+		}
+		v.Rows = append(v.Rows, exprs)
+	}
+	return v, nil
+}
+
+// insertSelect binds the query of INSERT … SELECT and casts its columns to the targets' types.
+func (b *binder) insertSelect(schema *arrow.Schema, targets []int, ts sqlparser.TableStatement) (planner.Plan, error) {
+	p, err := b.tableStatement(ts, nil)
+	if err != nil {
+		return nil, err
+	}
+	in := p.Schema()
+	if len(in) != len(targets) {
+		return nil, errs.Invalidf("Column count doesn't match value count at row 1")
+	}
+	proj := &planner.Project{Input: p}
+	for i, t := range targets {
+		f := schema.Field(t)
+		proj.Exprs = append(proj.Exprs, castTo(columnRef(in[i]), f.Type))
+		proj.Columns = append(proj.Columns, planner.Column{ID: b.newID(), Name: f.Name, Type: f.Type, Nullable: true})
+	}
+	return proj, nil
+}
+
+// castTo converts x to t unless it already has that type.
+func castTo(x planner.Expr, t arrow.DataType) planner.Expr {
+	if arrow.TypeEqual(x.Type(), t) {
+		return x
+	}
+	return &planner.Cast{Expr: x, To: t}
+}
