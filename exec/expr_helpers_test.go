@@ -104,3 +104,5 @@ func newMem(t *testing.T) *memory.CheckedAllocator {
 }
 
 func decimalNum(v int64) decimal128.Num { return decimal128.FromI64(v) }
+
+func arrowList() arrow.DataType { return arrow.ListOf(i64) }
