@@ -11,9 +11,9 @@ import (
 	"github.com/cachedb/cachedb/internal/errs"
 )
 
-// HashJoin is an equi-join: each Execute materializes the right side (all its partitions) into a
-// hash table on the right keys, then streams the left partition through it. It has the left
-// side's partitions.
+// HashJoin is an equi-join: it materializes the right side (all its partitions) into a hash
+// table on the right keys, then streams each left partition through it. It has the left side's
+// partitions; the partitions executed with one TaskContext share one build (see sharedBuilds).
 //
 // Keys: both sides' key values are cast to a common type per key (int 1 matches decimal 1.0; a
 // string compared with a number compares as float64, as MySQL does), and a NULL key never
@@ -27,6 +27,7 @@ type HashJoin struct {
 	keyTypes            []arrow.DataType
 	residual            Expr
 	schema              *arrow.Schema
+	builds              sharedBuilds
 }
 
 // NewHashJoin returns a hash join of kind over left and right on leftKeys[i] = rightKeys[i] (each
@@ -80,22 +81,17 @@ func (j *HashJoin) String() string {
 }
 
 func (j *HashJoin) Execute(ctx context.Context, partition int, tc *TaskContext) (array.RecordReader, error) {
-	build, err := materialize(ctx, tc, j.right)
+	build, release, err := j.builds.acquire(ctx, tc, j.Partitions(), j.buildSide(tc))
 	if err != nil {
-		return nil, err
-	}
-	table, err := buildHashTable(ctx, tc, build, j.rightKeys, j.keyTypes)
-	if err != nil {
-		build.Release()
 		return nil, err
 	}
 	left, err := j.left.Execute(ctx, partition, tc)
 	if err != nil {
-		build.Release()
+		release()
 		return nil, err
 	}
-	joiner := newPairJoiner(j.kind, j.residual, j.left.Schema(), j.right.Schema(), build)
-	joiner.rightHasNullKey = table.hasNullKey
+	joiner := newPairJoiner(j.kind, j.residual, j.left.Schema(), j.right.Schema(), build.batch)
+	joiner.rightHasNullKey = build.table.hasNullKey
 	s := &joinStream{ctx: ctx, tc: tc, left: left, joiner: joiner}
 	s.newSource = func(b arrow.RecordBatch) (pairSource, error) {
 		keys, err := evalKeys(ctx, tc, b, j.leftKeys, j.keyTypes)
@@ -108,11 +104,27 @@ func (j *HashJoin) Execute(ctx context.Context, partition int, tc *TaskContext) 
 			return nil, err
 		}
 		return &hashPairs{
-			table: table, enc: enc, keys: keys, n: int(b.NumRows()), chain: -1,
+			table: build.table, enc: enc, keys: keys, n: int(b.NumRows()), chain: -1,
 			firstOnly: joiner.existsOnly(), keyNull: joiner.leftKeyNull,
 		}, nil
 	}
-	return newPullStream(ctx, j.schema, s.pull, s.close(build)), nil
+	return newPullStream(ctx, j.schema, s.pull, s.close(release)), nil
+}
+
+// buildSide returns the function that materializes the right side and hashes it.
+func (j *HashJoin) buildSide(tc *TaskContext) func(context.Context) (joinBuild, error) {
+	return func(ctx context.Context) (joinBuild, error) {
+		batch, err := materialize(ctx, tc, j.right)
+		if err != nil {
+			return joinBuild{}, err
+		}
+		table, err := buildHashTable(ctx, tc, batch, j.rightKeys, j.keyTypes)
+		if err != nil {
+			batch.Release()
+			return joinBuild{}, err
+		}
+		return joinBuild{batch: batch, table: table}, nil
+	}
 }
 
 // evalKeys evaluates exprs over b and casts each result to types[i]; the caller releases them.

@@ -59,7 +59,7 @@ func (j *NestedLoopJoin) Execute(ctx context.Context, partition int, tc *TaskCon
 	s.newSource = func(b arrow.RecordBatch) (pairSource, error) {
 		return &crossPairs{nleft: int(b.NumRows()), nright: nright, firstOnly: joiner.existsOnly()}, nil
 	}
-	return newPullStream(ctx, j.schema, s.pull, s.close(build)), nil
+	return newPullStream(ctx, j.schema, s.pull, s.close(build.Release)), nil
 }
 
 // crossPairs enumerates the cartesian product of nleft × nright rows in row-major order; with

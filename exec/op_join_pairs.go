@@ -254,8 +254,8 @@ func (s *joinStream) endBatch() {
 	}
 }
 
-// close releases everything the stream holds; build is the materialized right side.
-func (s *joinStream) close(build arrow.RecordBatch) func() {
+// close releases everything the stream holds; releaseBuild lets go of the right side.
+func (s *joinStream) close(releaseBuild func()) func() {
 	return func() {
 		s.endBatch()
 		if s.tail != nil {
@@ -263,6 +263,6 @@ func (s *joinStream) close(build arrow.RecordBatch) func() {
 			s.tail = nil
 		}
 		s.left.Release()
-		build.Release()
+		releaseBuild()
 	}
 }

@@ -161,8 +161,14 @@ func TestHashJoinPartitionedInputs(t *testing.T) {
 		t.Errorf("partitions = %d, want the left side's 2", op.Partitions())
 	}
 	want := sorted("1|1|1|8", "2|2|2|7", "2|2|2|9", "2|3|2|7", "2|3|2|9")
-	if got := collectRows(t, op, tc); !slices.Equal(got, want) {
-		t.Errorf("got %q, want %q", got, want)
+	for run := range 2 {
+		if got := collectRows(t, op, tc); !slices.Equal(got, want) {
+			t.Errorf("got %q, want %q", got, want)
+		}
+		// Both left partitions share one build: each right partition runs once per execution.
+		if n := right.executions.Load(); n != int64(2*(run+1)) {
+			t.Errorf("after %d executions the right side ran %d partitions, want %d", run+1, n, 2*(run+1))
+		}
 	}
 }
 

@@ -1,0 +1,69 @@
+package exec
+
+import (
+	"context"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// joinBuild is the materialized right side of a hash join and its hash table.
+type joinBuild struct {
+	batch arrow.RecordBatch
+	table *hashTable
+}
+
+// sharedBuilds lets the left partitions of one execution of a hash join share one build of the
+// right side. Executions are told apart by *TaskContext, as Repartition runs are: the partitions
+// executed with the same TaskContext share a build until all of them have been claimed, after
+// which the next Execute builds afresh. The build is released when every partition has claimed
+// it and released its reader; a consumer that never executes some partition keeps it alive.
+type sharedBuilds struct {
+	mu     sync.Mutex
+	active map[*TaskContext]*sharedBuild
+}
+
+type sharedBuild struct {
+	once    sync.Once
+	build   joinBuild
+	err     error
+	claimed int // guarded by sharedBuilds.mu
+	refs    int // guarded by sharedBuilds.mu
+}
+
+// acquire returns the build for tc, building it with build on first use. partitions is how many
+// Execute calls share one build. The caller calls the returned release exactly once.
+func (s *sharedBuilds) acquire(ctx context.Context, tc *TaskContext, partitions int, build func(context.Context) (joinBuild, error)) (joinBuild, func(), error) {
+	s.mu.Lock()
+	if s.active == nil {
+		s.active = map[*TaskContext]*sharedBuild{}
+	}
+	sb := s.active[tc]
+	if sb == nil {
+		sb = &sharedBuild{}
+		s.active[tc] = sb
+	}
+	sb.claimed++
+	sb.refs++
+	if sb.claimed >= partitions {
+		delete(s.active, tc)
+	}
+	s.mu.Unlock()
+
+	release := func() {
+		s.mu.Lock()
+		sb.refs--
+		// Until every partition has claimed the build, a later partition may still need it.
+		last := sb.refs == 0 && sb.claimed >= partitions
+		s.mu.Unlock()
+		if last && sb.build.batch != nil {
+			sb.build.batch.Release()
+		}
+	}
+	sb.once.Do(func() { sb.build, sb.err = build(ctx) })
+	if sb.err != nil {
+		release()
+		return joinBuild{}, nil, sb.err
+	}
+	return sb.build, release, nil
+}
