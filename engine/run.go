@@ -2,15 +2,23 @@ package engine
 
 import (
 	"context"
+	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
+	"github.com/cachedb/cachedb/catalog"
 	memcat "github.com/cachedb/cachedb/catalog/memory"
+	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/planner"
+	"github.com/cachedb/cachedb/sql"
 )
 
-// New returns an engine over a fresh in-memory catalog.
+// New returns an engine over a fresh in-memory catalog holding the demo table (unless
+// cfg.NoDemo).
 func New(cfg Config) (*Engine, error) {
 	if cfg.CatalogName == "" {
 		cfg.CatalogName = "cachedb"
@@ -19,18 +27,287 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Partitions = 2
 	}
 	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = 8192
+		cfg.BatchSize = exec.DefaultBatchSize
 	}
 	if cfg.Alloc == nil {
 		cfg.Alloc = memory.DefaultAllocator
 	}
-	return &Engine{cfg: cfg, catalog: memcat.NewCatalog(cfg.CatalogName)}, nil
+	e := &Engine{cfg: cfg, catalog: memcat.NewCatalog(cfg.CatalogName)}
+	if !cfg.NoDemo {
+		if err := createDemo(context.Background(), e.catalog, cfg.Alloc); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+func (e *Engine) taskContext(params []scalar.Scalar) *exec.TaskContext {
+	return &exec.TaskContext{Alloc: e.cfg.Alloc, Params: params, BatchSize: e.cfg.BatchSize}
 }
 
 func (e *Engine) execute(ctx context.Context, sqlText string, params []scalar.Scalar) (*Result, error) {
-	return nil, errs.Unsupportedf("not implemented yet")
+	stmt, err := sql.Bind(ctx, sqlText, e.catalog, params)
+	if err != nil {
+		return nil, err
+	}
+	switch s := stmt.(type) {
+	case *planner.Query:
+		op, _, err := planner.PlanQuery(s, e.physicalOptions(false))
+		if err != nil {
+			return nil, err
+		}
+		rdr, err := op.Execute(ctx, 0, e.taskContext(params))
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Schema: op.Schema(), Reader: rdr}, nil
+	case *planner.Explain:
+		return e.explain(ctx, s, params)
+	case *planner.CreateTable:
+		return e.createTable(ctx, s, params)
+	case *planner.Insert:
+		return e.insert(ctx, s, params)
+	case *planner.DropTable:
+		for _, name := range s.Names {
+			if err := e.catalog.DropTable(ctx, name, s.IfExists); err != nil {
+				return nil, err
+			}
+		}
+		return &Result{}, nil
+	case *planner.Set:
+		return &Result{}, nil
+	}
+	return nil, errs.Internalf("no way to run %T", stmt)
+}
+
+func (e *Engine) physicalOptions(analyze bool) planner.PhysicalOptions {
+	return planner.PhysicalOptions{Partitions: e.cfg.Partitions, Analyze: analyze}
 }
 
 func (e *Engine) prepare(ctx context.Context, sqlText string) (*Prepared, error) {
-	return nil, errs.Unsupportedf("not implemented yet")
+	stmt, err := sql.Bind(ctx, sqlText, e.catalog, nil)
+	if err != nil {
+		return nil, err
+	}
+	switch s := stmt.(type) {
+	case *planner.Query:
+		return &Prepared{IsQuery: true, Schema: planner.OutputSchema(s.Plan), NumParams: s.NumParams}, nil
+	case *planner.Explain:
+		return &Prepared{IsQuery: true, Schema: explainSchema, NumParams: s.Query.NumParams}, nil
+	case *planner.Insert:
+		return &Prepared{NumParams: s.Source.NumParams}, nil
+	case *planner.CreateTable:
+		if s.AsSelect != nil {
+			return &Prepared{NumParams: s.AsSelect.NumParams}, nil
+		}
+	}
+	return &Prepared{}, nil
+}
+
+// runToBatches executes a query to completion and returns its batches (the caller releases
+// them). keepBooleans leaves boolean columns as they are, for writing into typed tables.
+func (e *Engine) runToBatches(ctx context.Context, q *planner.Query, params []scalar.Scalar, keepBooleans bool) (*arrow.Schema, []arrow.RecordBatch, error) {
+	var op exec.Operator
+	var err error
+	if keepBooleans {
+		op, err = planner.Physical(planner.Optimize(q.Plan), e.physicalOptions(false))
+		if err == nil && op.Partitions() > 1 {
+			op = exec.NewCoalesce(op)
+		}
+	} else {
+		op, _, err = planner.PlanQuery(q, e.physicalOptions(false))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	rdr, err := op.Execute(ctx, 0, e.taskContext(params))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rdr.Release()
+	var out []arrow.RecordBatch
+	for rdr.Next() {
+		b := rdr.RecordBatch()
+		b.Retain()
+		out = append(out, b)
+	}
+	if err := rdr.Err(); err != nil {
+		releaseAll(out)
+		return nil, nil, err
+	}
+	return op.Schema(), out, nil
+}
+
+func releaseAll(bs []arrow.RecordBatch) {
+	for _, b := range bs {
+		b.Release()
+	}
+}
+
+func (e *Engine) createTable(ctx context.Context, s *planner.CreateTable, params []scalar.Scalar) (*Result, error) {
+	if s.AsSelect == nil {
+		if _, err := e.catalog.CreateTable(ctx, s.Name, nullableSchema(s.Schema), s.IfNotExists); err != nil {
+			return nil, err
+		}
+		return &Result{}, nil
+	}
+	if _, err := e.catalog.Table(ctx, s.Name); err == nil {
+		if s.IfNotExists {
+			return &Result{}, nil
+		}
+		return nil, errs.AlreadyExistsf("table %q already exists", s.Name)
+	}
+	schema, batches, err := e.runToBatches(ctx, s.AsSelect, params, false)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseAll(batches)
+	t, err := e.catalog.CreateTable(ctx, s.Name, nullableSchema(schema), s.IfNotExists)
+	if err != nil {
+		return nil, err
+	}
+	n, err := appendBatches(ctx, t.(catalog.InsertableTable), batches, nil, e.cfg.Alloc)
+	if err != nil {
+		_ = e.catalog.DropTable(ctx, s.Name, true)
+		return nil, err
+	}
+	return &Result{RowsAffected: n}, nil
+}
+
+func (e *Engine) insert(ctx context.Context, s *planner.Insert, params []scalar.Scalar) (*Result, error) {
+	t, err := e.catalog.Table(ctx, s.Table)
+	if err != nil {
+		return nil, err
+	}
+	it, ok := t.(catalog.InsertableTable)
+	if !ok {
+		return nil, errs.Unsupportedf("table %q does not accept INSERT", s.Table)
+	}
+	_, batches, err := e.runToBatches(ctx, s.Source, params, true)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseAll(batches)
+	n, err := appendBatches(ctx, it, batches, s.Columns, e.cfg.Alloc)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{RowsAffected: n}, nil
+}
+
+// appendBatches writes batches into t. Column i of a batch goes to table column cols[i] (all
+// columns in order when cols is nil); table columns no batch column maps to are NULL. Values are
+// cast to the table's column types. The batches are converted first and appended only if all
+// of them converted, so a failing INSERT adds nothing.
+func appendBatches(ctx context.Context, t catalog.InsertableTable, batches []arrow.RecordBatch, cols []int, mem memory.Allocator) (int64, error) {
+	schema := t.Schema()
+	tc := &exec.TaskContext{Alloc: mem}
+	var converted []arrow.RecordBatch
+	defer func() { releaseAll(converted) }()
+	var rows int64
+	for _, b := range batches {
+		src := make(map[int]arrow.Array, b.NumCols())
+		for i := 0; i < int(b.NumCols()); i++ {
+			target := i
+			if cols != nil {
+				target = cols[i]
+			}
+			src[target] = b.Column(i)
+		}
+		arrs := make([]arrow.Array, schema.NumFields())
+		for i, f := range schema.Fields() {
+			a, ok := src[i]
+			var err error
+			switch {
+			case !ok:
+				arrs[i] = array.MakeArrayOfNull(mem, f.Type, int(b.NumRows()))
+			case arrow.TypeEqual(a.DataType(), f.Type):
+				a.Retain()
+				arrs[i] = a
+			default:
+				arrs[i], err = exec.CastArray(ctx, tc, a, f.Type)
+			}
+			if err != nil {
+				for _, x := range arrs[:i] {
+					x.Release()
+				}
+				return 0, err
+			}
+		}
+		rec := array.NewRecordBatch(schema, arrs, b.NumRows())
+		for _, a := range arrs {
+			a.Release()
+		}
+		converted = append(converted, rec)
+		rows += b.NumRows()
+	}
+	for _, rec := range converted {
+		if err := t.Append(ctx, rec); err != nil {
+			return 0, err
+		}
+	}
+	return rows, nil
+}
+
+func nullableSchema(s *arrow.Schema) *arrow.Schema {
+	fields := make([]arrow.Field, s.NumFields())
+	for i, f := range s.Fields() {
+		fields[i] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: true}
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+var explainSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "plan_type", Type: arrow.BinaryTypes.String},
+	{Name: "plan", Type: arrow.BinaryTypes.String},
+}, nil)
+
+// explain answers EXPLAIN with one row per plan line: the optimized logical plan, then the
+// physical plan. EXPLAIN ANALYZE runs the query to completion first and reports the physical
+// plan with each operator's metrics.
+func (e *Engine) explain(ctx context.Context, s *planner.Explain, params []scalar.Scalar) (*Result, error) {
+	op, logical, err := planner.PlanQuery(s.Query, e.physicalOptions(s.Analyze))
+	if err != nil {
+		return nil, err
+	}
+	var kinds, lines []string
+	add := func(kind, text string) {
+		for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+			kinds = append(kinds, kind)
+			lines = append(lines, l)
+		}
+	}
+	add("logical_plan", planner.Format(logical))
+	if s.Analyze {
+		rdr, err := op.Execute(ctx, 0, e.taskContext(params))
+		if err != nil {
+			return nil, err
+		}
+		for rdr.Next() {
+		}
+		err = rdr.Err()
+		rdr.Release()
+		if err != nil {
+			return nil, err
+		}
+		add("analyzed_plan", exec.FormatAnalyzedPlan(op))
+	} else {
+		add("physical_plan", exec.FormatPlan(op))
+	}
+	kb := array.NewStringBuilder(e.cfg.Alloc)
+	defer kb.Release()
+	lb := array.NewStringBuilder(e.cfg.Alloc)
+	defer lb.Release()
+	kb.AppendValues(kinds, nil)
+	lb.AppendValues(lines, nil)
+	ka, la := kb.NewArray(), lb.NewArray()
+	defer ka.Release()
+	defer la.Release()
+	rec := array.NewRecordBatch(explainSchema, []arrow.Array{ka, la}, int64(len(lines)))
+	defer rec.Release()
+	rdr, err := array.NewRecordReader(explainSchema, []arrow.RecordBatch{rec})
+	if err != nil {
+		return nil, errs.Internalf("explain: %v", err)
+	}
+	return &Result{Schema: explainSchema, Reader: rdr}, nil
 }
