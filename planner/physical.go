@@ -256,8 +256,6 @@ func splitEquiKeys(on Expr, left, right map[ColumnID]bool) (lkeys, rkeys []Expr,
 	return lkeys, rkeys, and(rest...)
 }
 
-
-
 func (pp *physicalPlanner) planSort(p *Sort, fetch int64) (exec.Operator, error) {
 	in, err := pp.plan(p.Input)
 	if err != nil {
