@@ -41,8 +41,9 @@ type paramExpr struct {
 }
 
 // NewParam returns an expression that yields tc.Params[index] on every row, cast to t with CAST
-// semantics when its type differs (t = arrow.Null keeps the parameter's own type, for plans
-// built before binding). Eval fails with an InvalidInput error when the parameter is missing.
+// semantics when its type differs, so that Eval's type is always t (a parameter still typed
+// arrow.Null, as in a plan prepared without values, therefore yields NULLs). Eval fails with an
+// InvalidInput error when the parameter is missing.
 func NewParam(index int, t arrow.DataType) Expr { return &paramExpr{index: index, t: t} }
 
 func (e *paramExpr) DataType() arrow.DataType { return e.t }
@@ -55,13 +56,13 @@ func (e *paramExpr) Eval(ctx context.Context, tc *TaskContext, batch arrow.Recor
 	return broadcastAs(ctx, tc, tc.Params[e.index], e.t, int(batch.NumRows()))
 }
 
-// broadcastAs broadcasts s to n rows and casts the result to t (unless t is null).
+// broadcastAs broadcasts s to n rows and casts the result to t.
 func broadcastAs(ctx context.Context, tc *TaskContext, s scalar.Scalar, t arrow.DataType, n int) (arrow.Array, error) {
 	a, err := BroadcastScalar(tc.Alloc, s, n)
 	if err != nil {
 		return nil, err
 	}
-	if isNullType(t) || arrow.TypeEqual(a.DataType(), t) {
+	if arrow.TypeEqual(a.DataType(), t) {
 		return a, nil
 	}
 	defer a.Release()

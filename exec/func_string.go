@@ -71,14 +71,16 @@ func init() {
 		return substring(s, count-n+1, -1), true
 	})
 	text(stringSig{name: "trim", kinds: "ss", optional: 1}, func(r *stringRow) (string, bool) {
-		cut := " "
-		if len(r.str) == 2 {
-			cut = r.str[1]
-		}
+		cut := trimCut(r)
 		return trimRight(trimLeft(r.str[0], cut), cut), true
 	})
-	text(stringSig{name: "ltrim", kinds: "s"}, func(r *stringRow) (string, bool) { return trimLeft(r.str[0], " "), true })
-	text(stringSig{name: "rtrim", kinds: "s"}, func(r *stringRow) (string, bool) { return trimRight(r.str[0], " "), true })
+	// LTRIM / RTRIM take a second argument for TRIM(LEADING|TRAILING remstr FROM s).
+	text(stringSig{name: "ltrim", kinds: "ss", optional: 1}, func(r *stringRow) (string, bool) {
+		return trimLeft(r.str[0], trimCut(r)), true
+	})
+	text(stringSig{name: "rtrim", kinds: "ss", optional: 1}, func(r *stringRow) (string, bool) {
+		return trimRight(r.str[0], trimCut(r)), true
+	})
 	text(stringSig{name: "replace", kinds: "sss"}, func(r *stringRow) (string, bool) {
 		if r.str[1] == "" {
 			return r.str[0], true
@@ -152,6 +154,14 @@ func leftChars(s string, n int64) string {
 		return ""
 	}
 	return s[:byteOffset(s, n)]
+}
+
+// trimCut is the string TRIM removes: the second argument, or a space.
+func trimCut(r *stringRow) string {
+	if len(r.str) == 2 {
+		return r.str[1]
+	}
+	return " "
 }
 
 // trimLeft and trimRight remove repeated whole occurrences of cut (not a set of characters).

@@ -33,3 +33,13 @@ func TestStringFunctions(t *testing.T) {
 		{name: "concat", args: []arg{{arrowList(), "[]"}}, errCat: invalid()},
 	})
 }
+
+func TestTrimAndRegexp(t *testing.T) {
+	runFuncCases(t, []funcCase{
+		{name: "ltrim", args: []arg{{str, `["xxbarxx"]`}, {str, `["x"]`}}, want: "barxx"},
+		{name: "rtrim", args: []arg{{str, `["xxbarxx"]`}, {str, `["xx"]`}}, want: "xxbar"},
+		{name: "regexp_like", args: []arg{{str, `["Michael!", "abc", null]`}, {str, `[".*", "^A", "a"]`}}, want: "1,1,NULL", wantT: bln},
+		{name: "regexp_like", args: []arg{{str, `["abc"]`}, {str, `["^A"]`}, {str, `["c"]`}}, want: "0"},
+		{name: "regexp_like", args: []arg{{str, `["abc"]`}, {str, `["("]`}}, errCat: invalid()},
+	})
+}
