@@ -46,17 +46,9 @@ type parser struct {
 	name    string
 	scanner *bufio.Scanner
 	lineNo  int
-	// pending holds a line read ahead and not yet consumed.
-	pending    *string
-	pendingErr error
 }
 
 func (p *parser) readLine() (string, bool, error) {
-	if p.pending != nil {
-		line := *p.pending
-		p.pending = nil
-		return line, true, nil
-	}
 	if !p.scanner.Scan() {
 		if err := p.scanner.Err(); err != nil {
 			return "", false, errs.Invalidf("%s: reading line %d: %v", p.name, p.lineNo+1, err)

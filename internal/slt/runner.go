@@ -62,9 +62,9 @@ type FileResult struct {
 // RunFile parses and runs one file against a backend started for it, and closes the backend
 // at the end. It never returns an error: every problem is recorded in the result as failures,
 // so one broken file cannot stop a conformance run. displayName names the file in the result.
-func RunFile(ctx context.Context, path, displayName string, start StartBackend, opts Options) FileResult {
+func RunFile(ctx context.Context, path, displayName string, start StartBackend, opts Options) (res FileResult) {
 	began := time.Now()
-	res := FileResult{File: displayName}
+	res.File = displayName
 	defer func() { res.Seconds = time.Since(began).Seconds() }()
 
 	records, err := ParseFile(path)

@@ -229,3 +229,10 @@ func TestStartFailureFailsEveryRecord(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 }
+
+func TestRunFileRecordsDuration(t *testing.T) {
+	res, _ := runText(t, "statement ok\nHANG\n", Options{QueryTimeout: 20 * time.Millisecond})
+	if res.Seconds < 0.02 {
+		t.Errorf("file took %.3fs by its result, want at least the 0.02s timeout", res.Seconds)
+	}
+}
