@@ -11,8 +11,9 @@ LISTEN              ?= 127.0.0.1:32010
 
 SLT_RUNNER := bin/cachedb-slt --cachedb bin/cachedb
 SMOKE_FILES := sqlite/select1.test sqlite/select2.test sqlite/evidence sqlite/random/groupby/slt_good_0.test
-# The Python environment lives outside the clone; scripts/venv.sh creates it on first use.
-VENV = $(shell scripts/venv.sh)
+# The Python environment lives outside the clone; scripts/venv.sh creates it on first use and
+# prints its directory.
+PYTHON = "$$(scripts/venv.sh)/bin/python"
 
 .PHONY: help build run test test-go test-python test-slt conformance bench lint fuzz clean
 
@@ -39,7 +40,7 @@ test-go:
 	$(GO) test ./...
 
 test-python: build
-	CACHEDB_BIN=$(CURDIR)/bin/cachedb $(VENV)/bin/python -m pytest -q -p no:cacheprovider tests/python
+	CACHEDB_BIN=$(CURDIR)/bin/cachedb $(PYTHON) -m pytest -q -p no:cacheprovider tests/python
 
 test-slt: build
 	$(SLT_RUNNER) -q --dir $(SLT_DIR) --min-pass $(SMOKE_MIN_PASS) $(SMOKE_FILES)
@@ -50,7 +51,7 @@ conformance: build
 		--results conformance-results --failures conformance-failures.txt
 
 bench: build
-	$(GO) run ./bench/aggregate --python $(VENV)/bin/python
+	$(GO) run ./bench/aggregate --python $(PYTHON)
 
 lint:
 	@unformatted="$$(gofmt -l .)"; \
