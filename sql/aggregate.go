@@ -25,7 +25,7 @@ func (a *aggregation) add(b *binder, call *planner.AggregateCall) *planner.Colum
 	if a.byKey == nil {
 		a.byKey = map[string]int{}
 	}
-	col := planner.Column{ID: b.newID(), Name: call.String(), Type: call.T, Nullable: call.Func != "count"}
+	col := planner.Column{ID: b.newID(), Name: displayName(call), Type: call.T, Nullable: call.Func != "count"}
 	a.byKey[key] = len(a.calls)
 	a.calls = append(a.calls, call)
 	a.columns = append(a.columns, col)

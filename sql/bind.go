@@ -63,7 +63,11 @@ func (b *binder) statement(stmt sqlparser.Statement, text string) (planner.State
 	case *sqlparser.Set:
 		return &planner.Set{Text: text}, nil
 	}
-	return nil, errs.Unsupportedf("statement %s is not supported", statementKind(stmt))
+	kind := unsupportedPrefix(text)
+	if kind == "" {
+		kind = statementKind(stmt)
+	}
+	return nil, errs.Unsupportedf("statement %s is not supported", kind)
 }
 
 // query binds a SELECT or UNION as a top-level query.

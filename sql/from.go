@@ -155,6 +155,7 @@ func (b *binder) aliasedTable(t *sqlparser.AliasedTableExpr, sc *scope) (planner
 // join binds [INNER|CROSS|LEFT|RIGHT|NATURAL] JOIN with ON or USING. A RIGHT JOIN becomes a
 // LEFT JOIN with its sides swapped; the scope keeps the written order, so * is unaffected.
 func (b *binder) join(j *sqlparser.JoinTableExpr, sc *scope) (planner.Plan, error) {
+	start := len(sc.columns)
 	left, err := b.tableExpr(j.LeftExpr, sc)
 	if err != nil {
 		return nil, err
@@ -181,13 +182,16 @@ func (b *binder) join(j *sqlparser.JoinTableExpr, sc *scope) (planner.Plan, erro
 	}
 	switch j.Join {
 	case sqlparser.NaturalJoinType, sqlparser.NaturalLeftJoinType, sqlparser.NaturalRightJoinType:
-		using = commonNames(sc.columns[:leftCols], sc.columns[leftCols:])
+		using = commonNames(sc.columns[start:leftCols], sc.columns[leftCols:])
+	}
+	if len(using) > 0 {
+		defer sc.putJoinedFirst(start, using)
 	}
 
 	var on planner.Expr
 	switch {
 	case len(using) > 0:
-		on, err = b.usingCondition(sc, leftCols, using, swap)
+		on, err = b.usingCondition(sc, start, leftCols, using, swap)
 	case j.Condition != nil && j.Condition.On != nil:
 		on, err = b.condition(j.Condition.On, &exprContext{scope: sc, clause: "on clause"})
 	}
@@ -226,15 +230,15 @@ func commonNames(left, right []scopeColumn) []string {
 // usingCondition builds l.c = r.c AND … for USING (c, …) and marks the copy that unqualified
 // names must not see: the right one, or the left one for a RIGHT JOIN, whose right side is the
 // one always present.
-func (b *binder) usingCondition(sc *scope, leftCols int, names []string, rightJoin bool) (planner.Expr, error) {
+func (b *binder) usingCondition(sc *scope, start, leftCols int, names []string, rightJoin bool) (planner.Expr, error) {
 	var on planner.Expr
 	for _, name := range names {
-		li := findColumn(sc.columns[:leftCols], name)
+		li := findColumn(sc.columns[start:leftCols], name)
 		ri := findColumn(sc.columns[leftCols:], name)
 		if li < 0 || ri < 0 {
 			return nil, errs.NotFoundf("Unknown column '%s' in 'from clause'", name)
 		}
-		ri += leftCols
+		li, ri = li+start, ri+leftCols
 		l, r := sc.columns[li], sc.columns[ri]
 		eq, err := b.call("=", columnRef(l.Column), columnRef(r.Column))
 		if err != nil {

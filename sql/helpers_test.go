@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	memcat "github.com/cachedb/cachedb/catalog/memory"
 	"github.com/cachedb/cachedb/internal/errs"
@@ -50,3 +51,31 @@ func bindQuery(t *testing.T, text string) string {
 
 // categoryName names an error's category for test tables.
 func categoryName(err error) string { return errs.CategoryOf(err).String() }
+
+type scalarValue = scalar.Scalar
+
+func int64Scalar(v int64) scalar.Scalar { return scalar.NewInt64Scalar(v) }
+
+// bindStatement binds text against the test catalog with params.
+func bindStatement(t *testing.T, text string, params []scalar.Scalar) planner.Statement {
+	t.Helper()
+	stmt, err := Bind(context.Background(), text, testCatalog(t), params)
+	if err != nil {
+		t.Fatalf("Bind(%q): %v", text, err)
+	}
+	return stmt
+}
+
+// selectExpr binds a one-item SELECT and returns the item's expression.
+func selectExpr(t *testing.T, text string) planner.Expr {
+	t.Helper()
+	q, ok := bindStatement(t, text, nil).(*planner.Query)
+	if !ok {
+		t.Fatalf("%q is not a query", text)
+	}
+	p, ok := q.Plan.(*planner.Project)
+	if !ok || len(p.Exprs) != 1 {
+		t.Fatalf("%q: plan is not a one-column projection:\n%s", text, planner.Format(q.Plan))
+	}
+	return p.Exprs[0]
+}

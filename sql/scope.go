@@ -110,3 +110,28 @@ func qualifiedName(qualifier, name string) string {
 	}
 	return qualifier + "." + name
 }
+
+// putJoinedFirst reorders the columns of the join that starts at index start so that the
+// visible copies of its USING columns come first, in USING order, as MySQL lists the columns of
+// a USING or NATURAL join for *.
+func (s *scope) putJoinedFirst(start int, using []string) {
+	var first, rest []scopeColumn
+	for _, name := range using {
+		for _, c := range s.columns[start:] {
+			if !c.merged && strings.EqualFold(c.Name, name) {
+				first = append(first, c)
+				break
+			}
+		}
+	}
+	for _, c := range s.columns[start:] {
+		isFirst := false
+		for _, f := range first {
+			isFirst = isFirst || f.ID == c.ID
+		}
+		if !isFirst {
+			rest = append(rest, c)
+		}
+	}
+	copy(s.columns[start:], append(first, rest...))
+}

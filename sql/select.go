@@ -224,10 +224,7 @@ func (s *selectBlock) groupBy() error {
 			continue
 		}
 		seen[exprKey(x)] = true
-		name := x.String()
-		if c, ok := x.(*planner.ColumnRef); ok {
-			name = c.Name
-		}
+		name := displayName(x)
 		s.group.keys = append(s.group.keys, x)
 		s.group.columns = append(s.group.columns, planner.Column{ID: s.b.newID(), Name: name, Type: x.Type(), Nullable: true})
 	}
@@ -318,7 +315,7 @@ func (s *selectBlock) orderBy(ctx *exprContext) ([]planner.SortKey, error) {
 			}
 			j = len(s.exprs)
 			s.exprs = append(s.exprs, x)
-			s.columns = append(s.columns, planner.Column{ID: s.b.newID(), Name: x.String(), Type: x.Type(), Nullable: true})
+			s.columns = append(s.columns, planner.Column{ID: s.b.newID(), Name: displayName(x), Type: x.Type(), Nullable: true})
 		}
 		keys = append(keys, planner.SortKey{Expr: columnRef(s.columns[j]), Desc: desc})
 	}

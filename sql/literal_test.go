@@ -1,0 +1,61 @@
+package sql
+
+import (
+	"testing"
+
+	"github.com/cachedb/cachedb/planner"
+)
+
+// TestLiteralTypes checks how constants are typed (docs/architecture.md).
+func TestLiteralTypes(t *testing.T) {
+	tests := []struct {
+		sql, value, typ string
+	}{
+		{"1", "1", "int64"},
+		{"-1", "-1", "int64"},
+		{"- 1", "-1", "int64"},
+		{"-9223372036854775808", "-9223372036854775808", "int64"},
+		{"9223372036854775808", "9223372036854775808", "decimal(19, 0)"},
+		{"1.50", "1.5", "decimal(3, 2)"},
+		{".5", "0.5", "decimal(1, 1)"},
+		{"-0.05", "-0.05", "decimal(2, 2)"},
+		{"1e3", "1000", "float64"},
+		{"'x'", "'x'", "utf8"},
+		{"true", "true", "bool"},
+		{"null", "NULL", "null"},
+		{"0x41", "65", "int64"},
+		{"x'41'", "'A'", "utf8"},
+		{"date '2020-01-02'", "2020-01-02", "date32"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sql, func(t *testing.T) {
+			e := selectExpr(t, "select "+tt.sql)
+			lit, ok := e.(*planner.Literal)
+			if !ok {
+				t.Fatalf("select %s bound to %T %s, want a literal", tt.sql, e, e)
+			}
+			if got := lit.String(); got != tt.value {
+				t.Errorf("value = %s, want %s", got, tt.value)
+			}
+			if got := lit.Type().String(); got != tt.typ {
+				t.Errorf("type = %s, want %s", got, tt.typ)
+			}
+		})
+	}
+}
+
+// TestParams checks ? placeholders: planner.Param without values, literals with them.
+func TestParams(t *testing.T) {
+	q := bindStatement(t, "select a from t1 where a = ? and b = ?", nil).(*planner.Query)
+	if q.NumParams != 2 {
+		t.Errorf("NumParams = %d, want 2", q.NumParams)
+	}
+	filter := q.Plan.(*planner.Project).Input.(*planner.Filter)
+	if got, want := filter.Cond.String(), "((a#1 = ?1) and (b#2 = ?2))"; got != want {
+		t.Errorf("condition = %s, want %s", got, want)
+	}
+	q = bindStatement(t, "select ? + 1", []scalarValue{int64Scalar(41)}).(*planner.Query)
+	if got, want := q.Plan.(*planner.Project).Exprs[0].String(), "(41 + 1)"; got != want {
+		t.Errorf("bound parameter = %s, want %s", got, want)
+	}
+}
