@@ -67,3 +67,24 @@ type ScanTask interface {
 	// EstimatedRows is a hint for planning (-1 if unknown).
 	EstimatedRows() int64
 }
+
+// ReplaceableTable is a table whose whole contents can be swapped at once (UPDATE and DELETE on
+// memory tables rewrite the table).
+type ReplaceableTable interface {
+	InsertableTable
+	// Replace makes batches the table's contents atomically. Scans planned before keep reading
+	// the old contents.
+	Replace(ctx context.Context, batches []arrow.RecordBatch) error
+}
+
+// ViewCatalog is a catalog that also stores views: named queries expanded where they are
+// referenced. Views and tables share one namespace.
+type ViewCatalog interface {
+	// View returns the query text of the named view, and whether it exists.
+	View(ctx context.Context, name string) (string, bool)
+	// CreateView stores a view. It fails with errs.AlreadyExists when a table or (unless
+	// orReplace) a view of that name exists.
+	CreateView(ctx context.Context, name, query string, orReplace bool) error
+	// DropView removes a view. It fails with errs.NotFound unless ifExists.
+	DropView(ctx context.Context, name string, ifExists bool) error
+}

@@ -5,6 +5,7 @@ package engine
 
 import (
 	"context"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -33,6 +34,8 @@ type Config struct {
 type Engine struct {
 	cfg     Config
 	catalog *memcat.Catalog
+	// writeMu serializes statements that change table contents.
+	writeMu sync.Mutex
 }
 
 // Result is the outcome of one statement. For a query, Reader streams the rows (the caller

@@ -74,7 +74,20 @@ func (e *Engine) execute(ctx context.Context, sqlText string, params []scalar.Sc
 			}
 		}
 		return &Result{}, nil
-	case *planner.Set:
+	case *planner.Delete:
+		return e.rewriteTable(ctx, s.Table, s.Keep, s.Deleted, params)
+	case *planner.Update:
+		return e.rewriteTable(ctx, s.Table, s.NewContents, s.Matched, params)
+	case *planner.CreateView:
+		return &Result{}, e.catalog.CreateView(ctx, s.Name, s.Query, s.OrReplace)
+	case *planner.DropView:
+		for _, name := range s.Names {
+			if err := e.catalog.DropView(ctx, name, s.IfExists); err != nil {
+				return nil, err
+			}
+		}
+		return &Result{}, nil
+	case *planner.Set, *planner.NoOp:
 		return &Result{}, nil
 	}
 	return nil, errs.Internalf("no way to run %T", stmt)
@@ -174,7 +187,50 @@ func (e *Engine) createTable(ctx context.Context, s *planner.CreateTable, params
 	return &Result{RowsAffected: n}, nil
 }
 
+// rewriteTable carries out UPDATE and DELETE: it computes the table's new contents and the
+// number of affected rows, then swaps the contents in. Writers to one engine are serialized, so
+// no INSERT slips in between the read and the swap.
+func (e *Engine) rewriteTable(ctx context.Context, name string, contents, affected *planner.Query, params []scalar.Scalar) (*Result, error) {
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
+	t, err := e.catalog.Table(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	rt, ok := t.(catalog.ReplaceableTable)
+	if !ok {
+		return nil, errs.Unsupportedf("table %q cannot be updated", name)
+	}
+	_, counts, err := e.runToBatches(ctx, affected, params, true)
+	if err != nil {
+		return nil, err
+	}
+	var n int64
+	if len(counts) == 1 && counts[0].NumRows() == 1 {
+		if c, ok := counts[0].Column(0).(*array.Int64); ok {
+			n = c.Value(0)
+		}
+	}
+	releaseAll(counts)
+	_, batches, err := e.runToBatches(ctx, contents, params, true)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseAll(batches)
+	converted, _, err := convertBatches(ctx, t.Schema(), batches, nil, e.cfg.Alloc)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseAll(converted)
+	if err := rt.Replace(ctx, converted); err != nil {
+		return nil, err
+	}
+	return &Result{RowsAffected: n}, nil
+}
+
 func (e *Engine) insert(ctx context.Context, s *planner.Insert, params []scalar.Scalar) (*Result, error) {
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
 	t, err := e.catalog.Table(ctx, s.Table)
 	if err != nil {
 		return nil, err
@@ -200,10 +256,24 @@ func (e *Engine) insert(ctx context.Context, s *planner.Insert, params []scalar.
 // cast to the table's column types. The batches are converted first and appended only if all
 // of them converted, so a failing INSERT adds nothing.
 func appendBatches(ctx context.Context, t catalog.InsertableTable, batches []arrow.RecordBatch, cols []int, mem memory.Allocator) (int64, error) {
-	schema := t.Schema()
+	converted, rows, err := convertBatches(ctx, t.Schema(), batches, cols, mem)
+	if err != nil {
+		return 0, err
+	}
+	defer releaseAll(converted)
+	for _, rec := range converted {
+		if err := t.Append(ctx, rec); err != nil {
+			return 0, err
+		}
+	}
+	return rows, nil
+}
+
+// convertBatches builds batches of schema from query output batches (see appendBatches for the
+// column mapping). The caller releases the result.
+func convertBatches(ctx context.Context, schema *arrow.Schema, batches []arrow.RecordBatch, cols []int, mem memory.Allocator) ([]arrow.RecordBatch, int64, error) {
 	tc := &exec.TaskContext{Alloc: mem}
 	var converted []arrow.RecordBatch
-	defer func() { releaseAll(converted) }()
 	var rows int64
 	for _, b := range batches {
 		src := make(map[int]arrow.Array, b.NumCols())
@@ -231,7 +301,8 @@ func appendBatches(ctx context.Context, t catalog.InsertableTable, batches []arr
 				for _, x := range arrs[:i] {
 					x.Release()
 				}
-				return 0, err
+				releaseAll(converted)
+				return nil, 0, err
 			}
 		}
 		rec := array.NewRecordBatch(schema, arrs, b.NumRows())
@@ -241,12 +312,7 @@ func appendBatches(ctx context.Context, t catalog.InsertableTable, batches []arr
 		converted = append(converted, rec)
 		rows += b.NumRows()
 	}
-	for _, rec := range converted {
-		if err := t.Append(ctx, rec); err != nil {
-			return 0, err
-		}
-	}
-	return rows, nil
+	return converted, rows, nil
 }
 
 func nullableSchema(s *arrow.Schema) *arrow.Schema {

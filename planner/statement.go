@@ -42,6 +42,40 @@ type DropTable struct {
 	IfExists bool
 }
 
+// Delete is DELETE FROM table [WHERE …]: Keep yields the rows that stay (every table column,
+// typed as the table's), Deleted counts the rows that go.
+type Delete struct {
+	Table   string
+	Keep    *Query
+	Deleted *Query
+}
+
+// Update is UPDATE table SET … [WHERE …]: NewContents yields every row of the table after the
+// update (every column, typed as the table's), Matched counts the rows the WHERE selects.
+type Update struct {
+	Table       string
+	NewContents *Query
+	Matched     *Query
+}
+
+// CreateView is CREATE [OR REPLACE] VIEW name AS query. Query is the view's SELECT as text; it
+// was bound once to check it.
+type CreateView struct {
+	Name      string
+	Query     string
+	OrReplace bool
+}
+
+// DropView is DROP VIEW [IF EXISTS] names.
+type DropView struct {
+	Names    []string
+	IfExists bool
+}
+
+// NoOp is a statement that is valid and has no effect in cachedb, such as CREATE INDEX on a
+// memory table (scans read batches in memory; there is nothing an index would speed up yet).
+type NoOp struct{ What string }
+
 // Set is a session statement (SET …) that cachedb accepts and ignores.
 type Set struct{ Text string }
 
@@ -51,3 +85,8 @@ func (*CreateTable) statement() {}
 func (*Insert) statement()      {}
 func (*DropTable) statement()   {}
 func (*Set) statement()         {}
+func (*Delete) statement()      {}
+func (*Update) statement()      {}
+func (*CreateView) statement()  {}
+func (*DropView) statement()    {}
+func (*NoOp) statement()        {}

@@ -39,6 +39,7 @@ type binder struct {
 	params    []scalar.Scalar
 	lastID    planner.ColumnID
 	numParams int
+	viewDepth int // nesting of view expansions in progress
 }
 
 // newID allocates a column ID never handed out before in this statement.
@@ -62,6 +63,18 @@ func (b *binder) statement(stmt sqlparser.Statement, text string) (planner.State
 		return b.dropTable(s), nil
 	case *sqlparser.Set:
 		return &planner.Set{Text: text}, nil
+	case *sqlparser.Update:
+		return b.update(s)
+	case *sqlparser.Delete:
+		return b.delete(s)
+	case *sqlparser.CreateView:
+		return b.createView(s)
+	case *sqlparser.DropView:
+		return b.dropView(s), nil
+	case *sqlparser.AlterTable:
+		if st, ok, err := b.indexDDL(s); ok || err != nil {
+			return st, err
+		}
 	}
 	kind := unsupportedPrefix(text)
 	if kind == "" {

@@ -101,6 +101,9 @@ func (b *binder) aliasedTable(t *sqlparser.AliasedTableExpr, sc *scope) (planner
 		if sc.hasTable(alias) {
 			return nil, errs.Invalidf("Not unique table/alias: '%s'", alias)
 		}
+		if p, err := b.view(name, alias, sc); p != nil || err != nil {
+			return p, err
+		}
 		table, err := b.cat.Table(b.ctx, name)
 		if err != nil {
 			if errs.CategoryOf(err) == errs.NotFound {

@@ -21,13 +21,17 @@ type Catalog struct {
 	name   string
 	mu     sync.RWMutex
 	tables map[string]*Table // keyed by lower-case name
+	views  map[string]string // lower-case name → query text
 }
 
-var _ catalog.MutableCatalog = (*Catalog)(nil)
+var (
+	_ catalog.MutableCatalog = (*Catalog)(nil)
+	_ catalog.ViewCatalog    = (*Catalog)(nil)
+)
 
 // NewCatalog returns an empty catalog with the given name.
 func NewCatalog(name string) *Catalog {
-	return &Catalog{name: name, tables: map[string]*Table{}}
+	return &Catalog{name: name, tables: map[string]*Table{}, views: map[string]string{}}
 }
 
 // Name implements catalog.Catalog.
@@ -67,6 +71,9 @@ func (c *Catalog) CreateTable(_ context.Context, name string, schema *arrow.Sche
 		}
 		return nil, errs.AlreadyExistsf("table %q already exists", name)
 	}
+	if _, ok := c.views[key]; ok {
+		return nil, errs.AlreadyExistsf("a view named %q already exists", name)
+	}
 	t := &Table{name: name, schema: schema}
 	c.tables[key] = t
 	return t, nil
@@ -91,6 +98,44 @@ func (c *Catalog) DropTable(_ context.Context, name string, ifExists bool) error
 	return nil
 }
 
+// View implements catalog.ViewCatalog.
+func (c *Catalog) View(_ context.Context, name string) (string, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	q, ok := c.views[strings.ToLower(name)]
+	return q, ok
+}
+
+// CreateView implements catalog.ViewCatalog.
+func (c *Catalog) CreateView(_ context.Context, name, query string, orReplace bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := strings.ToLower(name)
+	if _, ok := c.tables[key]; ok {
+		return errs.AlreadyExistsf("a table named %q already exists", name)
+	}
+	if _, ok := c.views[key]; ok && !orReplace {
+		return errs.AlreadyExistsf("view %q already exists", name)
+	}
+	c.views[key] = query
+	return nil
+}
+
+// DropView implements catalog.ViewCatalog.
+func (c *Catalog) DropView(_ context.Context, name string, ifExists bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := strings.ToLower(name)
+	if _, ok := c.views[key]; !ok {
+		if ifExists {
+			return nil
+		}
+		return errs.NotFoundf("view %q does not exist", name)
+	}
+	delete(c.views, key)
+	return nil
+}
+
 // Table is an append-only in-memory table. Batches are immutable once appended, so a scan
 // pins the table's state by copying the slice of batches it saw. The table holds one reference
 // to each batch for its whole life; a dropped table's batches are left to the garbage collector
@@ -103,7 +148,7 @@ type Table struct {
 	rows    int64
 }
 
-var _ catalog.InsertableTable = (*Table)(nil)
+var _ catalog.ReplaceableTable = (*Table)(nil)
 
 // Name implements catalog.Table.
 func (t *Table) Name() string { return t.name }
@@ -130,6 +175,28 @@ func (t *Table) Append(_ context.Context, batch arrow.RecordBatch) error {
 	t.mu.Lock()
 	t.batches = append(t.batches, batch)
 	t.rows += batch.NumRows()
+	t.mu.Unlock()
+	return nil
+}
+
+// Replace implements catalog.ReplaceableTable. Every batch must have the table's schema.
+func (t *Table) Replace(_ context.Context, batches []arrow.RecordBatch) error {
+	var rows int64
+	kept := make([]arrow.RecordBatch, 0, len(batches))
+	for _, b := range batches {
+		if !b.Schema().Equal(t.schema) {
+			return errs.Invalidf("batch schema %s does not match table %q schema %s", b.Schema(), t.name, t.schema)
+		}
+		if b.NumRows() > 0 {
+			kept = append(kept, b)
+			rows += b.NumRows()
+		}
+	}
+	for _, b := range kept {
+		b.Retain()
+	}
+	t.mu.Lock()
+	t.batches, t.rows = kept, rows
 	t.mu.Unlock()
 	return nil
 }
