@@ -79,3 +79,8 @@ func selectExpr(t *testing.T, text string) planner.Expr {
 	}
 	return p.Exprs[0]
 }
+
+// bindErr binds text against a fresh test catalog.
+func bindErr(t *testing.T, text string) (planner.Statement, error) {
+	return Bind(context.Background(), text, testCatalog(t), nil)
+}
