@@ -88,3 +88,11 @@ type ViewCatalog interface {
 	// DropView removes a view. It fails with errs.NotFound unless ifExists.
 	DropView(ctx context.Context, name string, ifExists bool) error
 }
+
+// IndexCatalog records the indexes clients declare. Memory tables are scanned rather than
+// indexed, so an index is only a name to create and drop, but its bookkeeping follows SQL: a
+// second CREATE of one name or a DROP of a missing one is an error.
+type IndexCatalog interface {
+	CreateIndex(ctx context.Context, table, name string) error
+	DropIndex(ctx context.Context, table, name string) error
+}

@@ -56,11 +56,17 @@ func TestViewsExpandWhereReferenced(t *testing.T) {
 	}
 }
 
-func TestIndexStatementsAreAcceptedOnExistingTables(t *testing.T) {
+func TestIndexNamesAreTracked(t *testing.T) {
 	e := newTestEngine(t)
 	setupT1(t, e)
 	run(t, e, "CREATE INDEX t1a ON t1(a)")
+	if _, err := e.Execute(context.Background(), "CREATE INDEX t1a ON t1(b)", nil); errs.CategoryOf(err) != errs.AlreadyExists {
+		t.Errorf("second index of one name: %v, want already exists", err)
+	}
 	run(t, e, "DROP INDEX t1a ON t1")
+	if _, err := e.Execute(context.Background(), "DROP INDEX t1a ON t1", nil); errs.CategoryOf(err) != errs.NotFound {
+		t.Errorf("drop of a dropped index: %v, want not found", err)
+	}
 	if _, err := e.Execute(context.Background(), "CREATE INDEX x ON nope(a)", nil); errs.CategoryOf(err) != errs.NotFound {
 		t.Errorf("index on an unknown table: %v, want not found", err)
 	}

@@ -87,7 +87,11 @@ func (e *Engine) execute(ctx context.Context, sqlText string, params []scalar.Sc
 			}
 		}
 		return &Result{}, nil
-	case *planner.Set, *planner.NoOp:
+	case *planner.CreateIndex:
+		return &Result{}, e.catalog.CreateIndex(ctx, s.Table, s.Name)
+	case *planner.DropIndex:
+		return &Result{}, e.catalog.DropIndex(ctx, s.Table, s.Name)
+	case *planner.Set:
 		return &Result{}, nil
 	}
 	return nil, errs.Internalf("no way to run %T", stmt)

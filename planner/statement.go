@@ -72,9 +72,12 @@ type DropView struct {
 	IfExists bool
 }
 
-// NoOp is a statement that is valid and has no effect in cachedb, such as CREATE INDEX on a
-// memory table (scans read batches in memory; there is nothing an index would speed up yet).
-type NoOp struct{ What string }
+// CreateIndex is CREATE INDEX name ON table (…); DropIndex is DROP INDEX name [ON table]. They
+// are recorded in the catalog; no index structure is built.
+type CreateIndex struct{ Table, Name string }
+
+// DropIndex is DROP INDEX name [ON table] (Table empty without ON).
+type DropIndex struct{ Table, Name string }
 
 // Set is a session statement (SET …) that cachedb accepts and ignores.
 type Set struct{ Text string }
@@ -89,4 +92,5 @@ func (*Delete) statement()      {}
 func (*Update) statement()      {}
 func (*CreateView) statement()  {}
 func (*DropView) statement()    {}
-func (*NoOp) statement()        {}
+func (*CreateIndex) statement() {}
+func (*DropIndex) statement()   {}

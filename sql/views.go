@@ -78,25 +78,18 @@ func (b *binder) view(name, alias string, sc *scope) (planner.Plan, error) {
 	return p, nil
 }
 
-// indexDDL accepts CREATE INDEX and DROP INDEX (which vitess parses as ALTER TABLE) on an
-// existing table as statements without effect: memory tables are scanned, not indexed.
-func (b *binder) indexDDL(s *sqlparser.AlterTable) (planner.Statement, bool, error) {
-	if len(s.AlterOptions) == 0 {
+// indexDDL binds CREATE INDEX and DROP INDEX, which vitess parses as ALTER TABLE with a single
+// add-index or drop-key option. ok is false for any other ALTER TABLE.
+func (b *binder) indexDDL(s *sqlparser.AlterTable) (st planner.Statement, ok bool, err error) {
+	if len(s.AlterOptions) != 1 {
 		return nil, false, nil
 	}
-	for _, o := range s.AlterOptions {
-		switch o.(type) {
-		case *sqlparser.AddIndexDefinition, *sqlparser.DropKey:
-		default:
-			return nil, false, nil
-		}
+	table := s.Table.Name.String()
+	switch o := s.AlterOptions[0].(type) {
+	case *sqlparser.AddIndexDefinition:
+		return &planner.CreateIndex{Table: table, Name: o.IndexDefinition.Info.Name.String()}, true, nil
+	case *sqlparser.DropKey:
+		return &planner.DropIndex{Table: table, Name: o.Name.String()}, true, nil
 	}
-	name := s.Table.Name.String()
-	if _, err := b.cat.Table(b.ctx, name); err != nil {
-		if errs.CategoryOf(err) == errs.NotFound {
-			return nil, true, &errs.Error{Category: errs.NotFound, Msg: "Table '" + name + "' doesn't exist", Err: err}
-		}
-		return nil, true, err
-	}
-	return &planner.NoOp{What: "index on " + name}, true, nil
+	return nil, false, nil
 }

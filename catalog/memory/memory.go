@@ -22,16 +22,19 @@ type Catalog struct {
 	mu     sync.RWMutex
 	tables map[string]*Table // keyed by lower-case name
 	views  map[string]string // lower-case name → query text
+	// indexes maps a lower-case table name to the lower-case names of its indexes.
+	indexes map[string]map[string]bool
 }
 
 var (
 	_ catalog.MutableCatalog = (*Catalog)(nil)
 	_ catalog.ViewCatalog    = (*Catalog)(nil)
+	_ catalog.IndexCatalog   = (*Catalog)(nil)
 )
 
 // NewCatalog returns an empty catalog with the given name.
 func NewCatalog(name string) *Catalog {
-	return &Catalog{name: name, tables: map[string]*Table{}, views: map[string]string{}}
+	return &Catalog{name: name, tables: map[string]*Table{}, views: map[string]string{}, indexes: map[string]map[string]bool{}}
 }
 
 // Name implements catalog.Catalog.
@@ -87,6 +90,7 @@ func (c *Catalog) DropTable(_ context.Context, name string, ifExists bool) error
 	_, ok := c.tables[key]
 	if ok {
 		delete(c.tables, key)
+		delete(c.indexes, key)
 	}
 	c.mu.Unlock()
 	if !ok {
@@ -134,6 +138,45 @@ func (c *Catalog) DropView(_ context.Context, name string, ifExists bool) error 
 	}
 	delete(c.views, key)
 	return nil
+}
+
+// CreateIndex implements catalog.IndexCatalog.
+func (c *Catalog) CreateIndex(_ context.Context, table, name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := strings.ToLower(table)
+	if _, ok := c.tables[key]; !ok {
+		return errs.NotFoundf("table %q does not exist", table)
+	}
+	if c.indexes[key][strings.ToLower(name)] {
+		return errs.AlreadyExistsf("index %q on table %q already exists", name, table)
+	}
+	if c.indexes[key] == nil {
+		c.indexes[key] = map[string]bool{}
+	}
+	c.indexes[key][strings.ToLower(name)] = true
+	return nil
+}
+
+// DropIndex implements catalog.IndexCatalog. An empty table name drops the index from
+// whichever table has it (DROP INDEX name without ON).
+func (c *Catalog) DropIndex(_ context.Context, table, name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	idx := strings.ToLower(name)
+	for key, names := range c.indexes {
+		if (table == "" || key == strings.ToLower(table)) && names[idx] {
+			delete(names, idx)
+			return nil
+		}
+	}
+	if table != "" {
+		if _, ok := c.tables[strings.ToLower(table)]; !ok {
+			return errs.NotFoundf("table %q does not exist", table)
+		}
+		return errs.NotFoundf("index %q on table %q does not exist", name, table)
+	}
+	return errs.NotFoundf("index %q does not exist", name)
 }
 
 // Table is an append-only in-memory table. Batches are immutable once appended, so a scan
