@@ -59,7 +59,9 @@ func BenchmarkDivideInt(b *testing.B) {
 }
 
 func BenchmarkMulDecimal(b *testing.B) {
-	benchExpr(b, func() (Expr, error) { return NewCall("*", []Expr{NewColumn(1, "d", dec(10, 2)), NewColumn(1, "d", dec(10, 2))}) })
+	benchExpr(b, func() (Expr, error) {
+		return NewCall("*", []Expr{NewColumn(1, "d", dec(10, 2)), NewColumn(1, "d", dec(10, 2))})
+	})
 }
 
 func BenchmarkCase(b *testing.B) {
