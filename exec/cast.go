@@ -71,6 +71,10 @@ func CastArray(ctx context.Context, tc *TaskContext, a arrow.Array, to arrow.Dat
 		if out := castToBool(tc, a); out != nil {
 			return out, nil
 		}
+	case arrow.DATE32, arrow.TIMESTAMP:
+		if s, ok := a.(*array.String); ok {
+			return castTextToTemporal(tc, s, to), nil
+		}
 	}
 	return arrowCast(ctx, tc, a, to)
 }
@@ -217,6 +221,9 @@ func castToString(tc *TaskContext, a arrow.Array) arrow.Array {
 	case *array.Decimal128:
 		v, scale := src.Values(), decimalScale(a.DataType())
 		return mapValid(b, a, func(i int) string { return v[i].ToString(scale) })
+	}
+	if format, ok := temporalFormatter(a); ok {
+		return mapValid(b, a, format)
 	}
 	b.Release()
 	return nil

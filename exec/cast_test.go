@@ -71,3 +71,32 @@ func TestNewCastRejectsImpossibleCasts(t *testing.T) {
 		t.Errorf("CAST(string AS DECIMAL): %v", err)
 	}
 }
+
+func TestCastTemporal(t *testing.T) {
+	date, ts := arrow.FixedWidthTypes.Date32, &arrow.TimestampType{Unit: arrow.Microsecond}
+	cases := []struct {
+		from arrow.DataType
+		js   string
+		to   arrow.DataType
+		want string
+	}{
+		{str, `["2024-01-02", "2024-01-02 10:00:00", "nope", null]`, date, "2024-01-02,2024-01-02,NULL,NULL"},
+		{str, `["2024-01-02 03:04:05", "2024-01-02", "2024-01-02 03:04:05.25", "x"]`, ts, "2024-01-02 03:04:05,2024-01-02 00:00:00,2024-01-02 03:04:05.250000,NULL"},
+		{date, "[19724]", str, "2024-01-02"},
+	}
+	for _, c := range cases {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		a := arr(t, mem, c.from, c.js)
+		out, err := CastArray(context.Background(), &TaskContext{Alloc: mem}, a, c.to)
+		if err != nil {
+			t.Errorf("CAST(%s %s AS %s): %v", c.from, c.js, c.to, err)
+		} else {
+			if got := renderArray(out); got != c.want {
+				t.Errorf("CAST(%s %s AS %s) = %q, want %q", c.from, c.js, c.to, got, c.want)
+			}
+			out.Release()
+		}
+		a.Release()
+		mem.AssertSize(t, 0)
+	}
+}

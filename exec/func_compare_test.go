@@ -1,6 +1,10 @@
 package exec
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
 
 func TestComparison(t *testing.T) {
 	runFuncCases(t, []funcCase{
@@ -53,5 +57,14 @@ func TestInBetweenLike(t *testing.T) {
 		{name: "<<", args: []arg{{i64, "[1, 1]"}, {i64, "[4, 64]"}}, want: "16,0"},
 		{name: ">>", args: []arg{{i64, "[-1]"}, {i64, "[60]"}}, want: "15"},
 		{name: "~", args: []arg{{i64, "[0]"}}, want: "-1"},
+	})
+}
+
+func TestCompareTemporal(t *testing.T) {
+	date := arrow.FixedWidthTypes.Date32
+	runFuncCases(t, []funcCase{
+		{name: "<", args: []arg{{date, "[19724, 19724]"}, {str, `["2024-02-01", "2023-01-01"]`}}, want: "1,0"},
+		{name: "=", args: []arg{{date, "[19724]"}, {&arrow.TimestampType{Unit: arrow.Microsecond}, `[1704153600000000]`}}, want: "1"},
+		{name: "=", args: []arg{{date, "[19724]"}, {i64, "[1]"}}, errCat: invalid()},
 	})
 }

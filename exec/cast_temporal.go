@@ -1,0 +1,111 @@
+package exec
+
+import (
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// Conversions between text and DATE / DATETIME in MySQL's formats: 'YYYY-MM-DD' and
+// 'YYYY-MM-DD hh:mm:ss[.ffffff]' (a 'T' separator is accepted too). Text that is not a valid
+// date or time converts to NULL, as MySQL's CAST does. Times are UTC.
+
+const microsPerDay = 86400 * 1_000_000
+
+var dateTimeLayouts = []string{
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04:05",
+	"2006-01-02T15:04:05",
+	"2006-01-02 15:04",
+	"2006-01-02",
+}
+
+// parseDateTime reads a date or date-time; ok is false when s is neither.
+func parseDateTime(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	for _, layout := range dateTimeLayouts {
+		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// unitsPerSecond is how many ticks of unit make a second.
+func unitsPerSecond(u arrow.TimeUnit) int64 {
+	switch u {
+	case arrow.Second:
+		return 1
+	case arrow.Millisecond:
+		return 1_000
+	case arrow.Nanosecond:
+		return 1_000_000_000
+	}
+	return 1_000_000
+}
+
+// castTextToTemporal converts text to date32 or timestamp; nil when to is neither.
+func castTextToTemporal(tc *TaskContext, a *array.String, to arrow.DataType) arrow.Array {
+	n := a.Len()
+	switch to.ID() {
+	case arrow.DATE32:
+		b := array.NewDate32Builder(tc.Alloc)
+		defer b.Release()
+		b.Reserve(n)
+		for i := 0; i < n; i++ {
+			t, ok := parseDateTime(a.Value(i))
+			if a.IsNull(i) || !ok {
+				b.AppendNull()
+				continue
+			}
+			b.Append(arrow.Date32(t.Unix() / 86400))
+		}
+		return b.NewArray()
+	case arrow.TIMESTAMP:
+		tt := to.(*arrow.TimestampType)
+		per := unitsPerSecond(tt.Unit)
+		b := array.NewTimestampBuilder(tc.Alloc, tt)
+		defer b.Release()
+		b.Reserve(n)
+		for i := 0; i < n; i++ {
+			t, ok := parseDateTime(a.Value(i))
+			if a.IsNull(i) || !ok {
+				b.AppendNull()
+				continue
+			}
+			b.Append(arrow.Timestamp(t.Unix()*per + int64(t.Nanosecond())*per/1_000_000_000))
+		}
+		return b.NewArray()
+	}
+	return nil
+}
+
+// formatTemporal prints row i of a date32 or timestamp array as MySQL does; ok is false for
+// other types.
+func temporalFormatter(a arrow.Array) (func(i int) string, bool) {
+	switch x := a.(type) {
+	case *array.Date32:
+		v := x.Date32Values()
+		return func(i int) string {
+			return time.Unix(int64(v[i])*86400, 0).UTC().Format("2006-01-02")
+		}, true
+	case *array.Timestamp:
+		v := x.TimestampValues()
+		per := unitsPerSecond(x.DataType().(*arrow.TimestampType).Unit)
+		return func(i int) string {
+			sec, frac := int64(v[i])/per, int64(v[i])%per
+			if frac < 0 {
+				sec, frac = sec-1, frac+per
+			}
+			t := time.Unix(sec, frac*1_000_000_000/per).UTC()
+			if frac == 0 {
+				return t.Format("2006-01-02 15:04:05")
+			}
+			return t.Format("2006-01-02 15:04:05.000000")
+		}, true
+	}
+	return nil, false
+}
