@@ -35,6 +35,7 @@ func TestBindErrors(t *testing.T) {
 		{"select a from t1 union select a, b from t1", "invalid input", "different number of columns"},
 		{"select (select a, b from t1)", "invalid input", "Operand should contain 1 column(s)"},
 		{"select distinct a from t1 order by b", "invalid input", "incompatible with DISTINCT"},
+		{"select distinct a from t1 order by a + b", "invalid input", "incompatible with DISTINCT"},
 		{"select a from t1 limit -1", "invalid input", "Incorrect arguments to LIMIT"},
 		{"insert into t1 values (1, 2)", "invalid input", "Column count doesn't match value count at row 1"},
 		{"insert into t1 (a, zz) values (1, 2)", "not found", "Unknown column 'zz' in 'field list'"},

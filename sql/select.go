@@ -310,7 +310,7 @@ func (s *selectBlock) orderBy(ctx *exprContext) ([]planner.SortKey, error) {
 		}
 		j := s.projected(x)
 		if j < 0 {
-			if s.sel.Distinct {
+			if s.sel.Distinct && !s.computedFromVisible(x) {
 				return nil, errs.Invalidf("Expression #%d of ORDER BY clause is not in SELECT list, references column '%s' which is not in SELECT list; this is incompatible with DISTINCT", i+1, sqlparser.String(o.Expr))
 			}
 			j = len(s.exprs)
@@ -320,6 +320,29 @@ func (s *selectBlock) orderBy(ctx *exprContext) ([]planner.SortKey, error) {
 		keys = append(keys, planner.SortKey{Expr: columnRef(s.columns[j]), Desc: desc})
 	}
 	return keys, nil
+}
+
+// computedFromVisible reports whether x reads only columns that visible select items output
+// as they are. Such a hidden ORDER BY column is a function of the visible ones, so DISTINCT over
+// the projection including it removes the same rows as DISTINCT over the visible columns.
+func (s *selectBlock) computedFromVisible(x planner.Expr) bool {
+	visible := map[planner.ColumnID]bool{}
+	for _, e := range s.exprs[:s.visible] {
+		if c, ok := e.(*planner.ColumnRef); ok {
+			visible[c.ID] = true
+		}
+	}
+	if hasSubquery(x) {
+		return false
+	}
+	used := map[planner.ColumnID]bool{}
+	planner.ExprColumns(x, used)
+	for id := range used {
+		if !visible[id] {
+			return false
+		}
+	}
+	return true
 }
 
 // outputNamed returns the select item whose output name is name, -1 if none.
