@@ -75,18 +75,3 @@ func allValid(args []arrow.Array, i int) bool {
 	}
 	return true
 }
-
-// anyNulls reports whether any array has a NULL element.
-func anyNulls(args []arrow.Array) bool {
-	for _, a := range args {
-		if a.DataType().ID() == arrow.NULL || a.NullN() > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// stringAt reads element i of a string array of any string layout.
-type stringReader interface{ Value(int) string }
-
-func stringsOf(a arrow.Array) stringReader { return a.(stringReader) }

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"math"
-	"math/big"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
@@ -118,6 +117,3 @@ func floatToDecimal(v float64, precision, scale int32) (decimal128.Num, bool) {
 	}
 	return parseDecimalText(strconv.FormatFloat(v, 'g', -1, 64), precision, scale)
 }
-
-// decimalToBig returns n as a big integer.
-func decimalToBig(n decimal128.Num) *big.Int { return n.BigInt() }

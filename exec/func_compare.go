@@ -25,7 +25,8 @@ func init() {
 // as strings (binary); exact numbers with exact numbers as int64 or, when a decimal is involved,
 // as a decimal wide enough for all; temporal values with temporal values or strings as the
 // temporal type; booleans with booleans as bool; every other numeric mix (floats, numbers with
-// strings) as float64. NULL types are ignored; all NULL gives arrow.Null.
+// strings, exact values too wide for one decimal128) as float64. NULL types are ignored; all
+// NULL gives arrow.Null.
 func comparisonType(name string, types []arrow.DataType) (arrow.DataType, error) {
 	var nonNull []arrow.DataType
 	allString, allExact, allBool, anyTemporal, allTemporalOrString := true, true, true, false, true
@@ -60,10 +61,22 @@ func comparisonType(name string, types []arrow.DataType) (arrow.DataType, error)
 		return nil, errs.Invalidf("%s cannot compare a date or time with a number", name)
 	case allBool:
 		return arrow.FixedWidthTypes.Boolean, nil
-	case allExact:
+	case allExact && decimalWidth(nonNull) <= maxDecimalPrecision:
 		return CommonType(nonNull...)
 	}
 	return arrow.PrimitiveTypes.Float64, nil
+}
+
+// decimalWidth is the number of digits a DECIMAL holding every one of types exactly needs (the
+// widest integer part plus the widest scale). Comparisons too wide for decimal128 fall back to
+// DOUBLE rather than clamp values.
+func decimalWidth(types []arrow.DataType) int32 {
+	var intDigits, scale int32
+	for _, t := range types {
+		p, s := decimalOf(t)
+		intDigits, scale = max(intDigits, p-s), max(scale, s)
+	}
+	return intDigits + scale
 }
 
 // makeComparer returns a three-way comparison of a[i] with b[j]; a and b have the same

@@ -68,3 +68,10 @@ func TestCompareTemporal(t *testing.T) {
 		{name: "=", args: []arg{{date, "[19724]"}, {i64, "[1]"}}, errCat: invalid()},
 	})
 }
+
+func TestCompareWideDecimal(t *testing.T) {
+	runFuncCases(t, []funcCase{
+		// int64 next to DECIMAL(38,30) would need 49 digits: compared as doubles, not clamped.
+		{name: ">", args: []arg{{i64, "[10000000000, 1]"}, {dec(38, 30), `["1.5", "1.5"]`}}, want: "1,0"},
+	})
+}
