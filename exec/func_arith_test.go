@@ -79,3 +79,20 @@ func TestArithmetic(t *testing.T) {
 		{name: "+", args: []arg{{i64, "[1]"}}, errCat: invalid()},
 	})
 }
+
+func TestDecimalArithmeticEdges(t *testing.T) {
+	big := `["99999999999999999999999999999999999999"]`
+	runFuncCases(t, []funcCase{
+		{name: "/", args: []arg{{i64, "[1, -1, -2]"}, {i64, "[6, 6, 3]"}}, want: "0.1667,-0.1667,-0.6667"},
+		{name: "/", args: []arg{{dec(10, 2), `["-1.00"]`}, {dec(10, 3), `["0.003"]`}}, want: "-333.333333"},
+		{name: "/", args: []arg{{dec(38, 0), big}, {dec(3, 2), `["0.01"]`}}, errCat: invalid()},
+		{name: "*", args: []arg{{dec(38, 0), big}, {i64, "[10]"}}, errCat: invalid()},
+		{name: "+", args: []arg{{dec(38, 0), big}, {i64, "[1]"}}, errCat: invalid()},
+		{name: "*", args: []arg{{dec(20, 10), `["1234567890.0123456789"]`}, {dec(20, 10), `["2.0000000000"]`}}, want: "2469135780.02469135780000000000", wantT: dec(38, 20)},
+		{name: "-", args: []arg{{dec(5, 2), `["-1.25"]`}, {dec(5, 2), `["1.25"]`}}, want: "-2.50"},
+		{name: "div", args: []arg{{i64, "[-9223372036854775808]"}, {i64, "[-1]"}}, errCat: invalid()},
+		{name: "%", args: []arg{{dec(5, 2), `["-7.50"]`}, {dec(3, 1), `["2.0"]`}}, want: "-1.50"},
+		{name: "+", args: []arg{{f64, "[1e308]"}, {f64, "[1e308]"}}, errCat: invalid()},
+		{name: "+", args: []arg{{arrowList(), "[]"}, {i64, "[]"}}, errCat: invalid()},
+	})
+}
