@@ -59,3 +59,15 @@ func TestParams(t *testing.T) {
 		t.Errorf("bound parameter = %s, want %s", got, want)
 	}
 }
+
+// TestLimitParams checks LIMIT ? OFFSET ?: unknown when preparing, the values when bound.
+func TestLimitParams(t *testing.T) {
+	q := bindStatement(t, "select a from t1 limit ? offset ?", nil).(*planner.Query)
+	if l := q.Plan.(*planner.Limit); l.Count != -1 || l.Offset != 0 || q.NumParams != 2 {
+		t.Errorf("prepared limit = %+v, NumParams %d", l, q.NumParams)
+	}
+	q = bindStatement(t, "select a from t1 limit ? offset ?", []scalarValue{int64Scalar(5), int64Scalar(2)}).(*planner.Query)
+	if l := q.Plan.(*planner.Limit); l.Count != 5 || l.Offset != 2 {
+		t.Errorf("bound limit = %+v", l)
+	}
+}

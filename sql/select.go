@@ -406,12 +406,12 @@ func (b *binder) limit(plan planner.Plan, l *sqlparser.Limit) (planner.Plan, err
 	out := &planner.Limit{Input: plan, Count: -1}
 	var err error
 	if l.Rowcount != nil {
-		if out.Count, err = b.limitValue(l.Rowcount); err != nil {
+		if out.Count, err = b.limitValue(l.Rowcount, -1); err != nil {
 			return nil, err
 		}
 	}
 	if l.Offset != nil {
-		if out.Offset, err = b.limitValue(l.Offset); err != nil {
+		if out.Offset, err = b.limitValue(l.Offset, 0); err != nil {
 			return nil, err
 		}
 	}
@@ -419,11 +419,15 @@ func (b *binder) limit(plan planner.Plan, l *sqlparser.Limit) (planner.Plan, err
 }
 
 // limitValue reads a LIMIT or OFFSET operand: a non-negative integer literal, or a ? bound to
-// one.
-func (b *binder) limitValue(e sqlparser.Expr) (int64, error) {
+// one. An unbound ? (binding to prepare, without values) reads as unknown: the plan is then only
+// used for its schema, which the limit does not change.
+func (b *binder) limitValue(e sqlparser.Expr, unknown int64) (int64, error) {
 	x, err := b.expr(e, &exprContext{scope: newScope(nil), clause: "limit clause"})
 	if err != nil {
 		return 0, err
+	}
+	if _, ok := x.(*planner.Param); ok {
+		return unknown, nil
 	}
 	if lit, ok := x.(*planner.Literal); ok && lit.Value.IsValid() {
 		if v, ok := int64Value(lit); ok && v >= 0 {
