@@ -95,7 +95,6 @@ func renderRows(t *testing.T, rdr array.RecordReader) []string {
 
 func TestADBCRoundTrip(t *testing.T) {
 	ts := startServer(t, engine.Config{NoDemo: true}, Options{})
-	requireEngine(t, ts.eng)
 	cnxn := ts.adbcConn(t)
 
 	adbcUpdate(t, cnxn, "CREATE TABLE people (id BIGINT, name VARCHAR(20))")
@@ -199,7 +198,6 @@ func TestADBCMetadata(t *testing.T) {
 
 func TestADBCPreparedStatement(t *testing.T) {
 	ts := startServer(t, engine.Config{NoDemo: true}, Options{})
-	requireEngine(t, ts.eng)
 	cnxn := ts.adbcConn(t)
 	ctx := testContext(t)
 	adbcUpdate(t, cnxn, "CREATE TABLE kv (k BIGINT, v VARCHAR(10))")
@@ -273,7 +271,6 @@ func paramBatch(t *testing.T, ints []int64, strs []string) arrow.RecordBatch {
 
 func TestADBCErrorsCarryCodeAndMessage(t *testing.T) {
 	ts := startServer(t, engine.Config{NoDemo: true}, Options{})
-	requireEngine(t, ts.eng)
 	cnxn := ts.adbcConn(t)
 	adbcUpdate(t, cnxn, "CREATE TABLE present (x BIGINT)")
 
@@ -322,7 +319,6 @@ func TestADBCErrorsCarryCodeAndMessage(t *testing.T) {
 
 func TestADBCClientCancelsMidStream(t *testing.T) {
 	ts := startServer(t, engine.Config{NoDemo: true}, Options{MaxBatchBytes: 256 << 10})
-	requireEngine(t, ts.eng)
 	makeBigTable(t, ts.eng, "big", 50_000, 200)
 	cnxn := ts.adbcConn(t)
 

@@ -220,7 +220,6 @@ func TestArrowClientRefusesForgedTickets(t *testing.T) {
 
 func TestArrowClientStatementsAndPrepared(t *testing.T) {
 	ts := startServer(t, engine.Config{NoDemo: true}, Options{})
-	requireEngine(t, ts.eng)
 	cl := ts.arrowClient(t)
 	ctx := testContext(t)
 

@@ -3,7 +3,6 @@ package flightsql
 import (
 	"context"
 	"net"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/cachedb/cachedb/engine"
-	"github.com/cachedb/cachedb/internal/errs"
 )
 
 // testServer is a real server on a loopback port, shut down when the test ends.
@@ -55,15 +53,6 @@ func (ts *testServer) arrowClient(t *testing.T) *flightsql.Client {
 	}
 	t.Cleanup(func() { cl.Close() })
 	return cl
-}
-
-// requireEngine skips a test while the engine cannot run SQL yet.
-func requireEngine(t *testing.T, eng *engine.Engine) {
-	t.Helper()
-	_, err := eng.Prepare(context.Background(), "SELECT 1")
-	if err != nil && errs.CategoryOf(err) == errs.Unsupported && strings.Contains(err.Error(), "not implemented") {
-		t.Skipf("engine does not run SQL yet: %v", err)
-	}
 }
 
 func testContext(t *testing.T) context.Context {

@@ -13,7 +13,6 @@ import (
 // parameterized statements go through PrepareContext.
 func TestDatabaseSQLAdapter(t *testing.T) {
 	ts := startServer(t, engine.Config{NoDemo: true}, Options{})
-	requireEngine(t, ts.eng)
 	ctx := testContext(t)
 	db, err := sql.Open("flightsql", "uri=grpc://"+ts.addr)
 	if err != nil {
