@@ -57,7 +57,7 @@ func parseFlags(args []string) (config, []string, error) {
 	fs.StringVar(&c.include, "run", "", "only run files whose name matches this regular expression")
 	fs.StringVar(&c.exclude, "skip", "", "skip files whose name matches this regular expression")
 	fs.IntVar(&c.parallel, "parallel", 1, "number of files run at once, each with its own server")
-	fs.DurationVar(&c.queryTimeout, "query-timeout", 30*time.Second, "limit for one statement or query")
+	fs.DurationVar(&c.queryTimeout, "query-timeout", 10*time.Second, "limit for one statement or query (a query that times out is retried once on a new connection)")
 	fs.DurationVar(&c.fileTimeout, "file-timeout", 15*time.Minute, "limit for one file, server start included")
 	fs.StringVar(&c.results, "results", "", "write the report to `BASE`.txt and BASE.json")
 	fs.StringVar(&c.failures, "failures", "", "write every failing record (location, SQL, expected, got) to `FILE`")

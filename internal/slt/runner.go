@@ -196,10 +196,20 @@ func (r *fileRun) runRecord(ctx context.Context, rec *Record) *Failure {
 
 	var result Result
 	result.Columns = len(rec.Types)
-	err := r.call(ctx, func(ctx context.Context, c Conn) error {
+	query := func(ctx context.Context, c Conn) error {
 		result.Rows = nil
 		return c.Query(ctx, rec.SQL, func(b arrow.RecordBatch) error { return appendRows(&result, b, rec.Types) })
-	})
+	}
+	err := r.call(ctx, query)
+	if err != nil && r.conn == nil && ctx.Err() == nil {
+		// The call timed out and its connection was abandoned. A query changes nothing, so it is
+		// safe to run once more on a fresh connection: a call lost in transport then costs one
+		// timeout instead of a failed record.
+		if conn, cerr := r.backend.Connect(ctx); cerr == nil {
+			r.conn = conn
+			err = r.call(ctx, query)
+		}
+	}
 	if err != nil {
 		return fail("", err.Error())
 	}
