@@ -107,6 +107,8 @@ func TestQueries(t *testing.T) {
 		{"SELECT a FROM t1 WHERE EXISTS (SELECT 1 FROM t2 WHERE t2.a = t1.a) ORDER BY a", []string{"1", "3"}},
 		{"SELECT a, (SELECT count(*) FROM t2 WHERE t2.a <= t1.a) FROM t1 ORDER BY a", []string{"1,1", "2,1", "3,3", "4,3", "5,3"}},
 		{"SELECT a FROM t1 ORDER BY a DESC LIMIT 2 OFFSET 1", []string{"4", "3"}},
+		{"SELECT a FROM t1 WHERE c = (SELECT max(c) FROM t1) OR a IN (SELECT a FROM t2 WHERE d > 300) ORDER BY a", []string{"3", "5"}},
+		{"SELECT a, (SELECT min(c) FROM t1) FROM t1 WHERE a < 3 ORDER BY a", []string{"1,x", "2,x"}},
 		{"SELECT DISTINCT c FROM t1 ORDER BY c", []string{"NULL", "x", "y", "z"}},
 		{"SELECT a FROM t1 WHERE a < 2 UNION SELECT a FROM t2 ORDER BY 1", []string{"NULL", "1", "3"}},
 		{"SELECT avg(b), min(c), max(a) FROM t1", []string{"30.0000,x,5"}},

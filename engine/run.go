@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -41,8 +42,42 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
+// taskContext returns the context of one query execution. Its cache must be released when
+// the execution's readers are (see cachedReader).
 func (e *Engine) taskContext(params []scalar.Scalar) *exec.TaskContext {
-	return &exec.TaskContext{Alloc: e.cfg.Alloc, Params: params, BatchSize: e.cfg.BatchSize}
+	return &exec.TaskContext{Alloc: e.cfg.Alloc, Params: params, BatchSize: e.cfg.BatchSize, Cache: exec.NewQueryCache()}
+}
+
+// run executes op's single partition; releasing the returned reader also frees what the
+// execution cached.
+func (e *Engine) run(ctx context.Context, op exec.Operator, params []scalar.Scalar) (array.RecordReader, error) {
+	tc := e.taskContext(params)
+	rdr, err := op.Execute(ctx, 0, tc)
+	if err != nil {
+		tc.Cache.Release()
+		return nil, err
+	}
+	return &cachedReader{RecordReader: rdr, cache: tc.Cache}, nil
+}
+
+// cachedReader releases its execution's cache together with its last reference.
+type cachedReader struct {
+	array.RecordReader
+	cache *exec.QueryCache
+	refs  atomic.Int64 // extra references taken with Retain
+}
+
+func (r *cachedReader) Retain() {
+	r.refs.Add(1)
+	r.RecordReader.Retain()
+}
+
+func (r *cachedReader) Release() {
+	last := r.refs.Add(-1) < 0
+	r.RecordReader.Release()
+	if last {
+		r.cache.Release()
+	}
 }
 
 func (e *Engine) execute(ctx context.Context, sqlText string, params []scalar.Scalar) (*Result, error) {
@@ -56,7 +91,7 @@ func (e *Engine) execute(ctx context.Context, sqlText string, params []scalar.Sc
 		if err != nil {
 			return nil, err
 		}
-		rdr, err := op.Execute(ctx, 0, e.taskContext(params))
+		rdr, err := e.run(ctx, op, params)
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +172,7 @@ func (e *Engine) runToBatches(ctx context.Context, q *planner.Query, params []sc
 	if err != nil {
 		return nil, nil, err
 	}
-	rdr, err := op.Execute(ctx, 0, e.taskContext(params))
+	rdr, err := e.run(ctx, op, params)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -349,7 +384,7 @@ func (e *Engine) explain(ctx context.Context, s *planner.Explain, params []scala
 	}
 	add("logical_plan", planner.Format(logical))
 	if s.Analyze {
-		rdr, err := op.Execute(ctx, 0, e.taskContext(params))
+		rdr, err := e.run(ctx, op, params)
 		if err != nil {
 			return nil, err
 		}

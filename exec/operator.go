@@ -41,6 +41,9 @@ type TaskContext struct {
 	Outer *OuterRow
 	// BatchSize is the preferred number of rows per output batch (0 = DefaultBatchSize).
 	BatchSize int
+	// Cache holds what is computed once per query execution (nil: nothing is cached). Copies
+	// of the context share it.
+	Cache *QueryCache
 }
 
 // DefaultBatchSize is the row count operators aim for when they build new batches.

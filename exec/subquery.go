@@ -44,11 +44,14 @@ func (s *ScalarSubquery) Eval(ctx context.Context, tc *TaskContext, batch arrow.
 		return array.MakeArrayOfNull(tc.Alloc, s.DataType(), 0), nil
 	}
 	if !s.correlated {
-		v, err := s.value(ctx, tc)
+		cached, err := tc.Cache.Do(s, func() (any, error) { return s.value(ctx, tc) })
 		if err != nil {
 			return nil, err
 		}
-		defer v.Release()
+		v := cached.(arrow.Array)
+		if tc.Cache == nil {
+			defer v.Release()
+		}
 		cols, err := takeColumns(ctx, tc, []arrow.Array{v}, make([]int32, n))
 		if err != nil {
 			return nil, err
@@ -133,10 +136,11 @@ func (e *Exists) Eval(ctx context.Context, tc *TaskContext, batch arrow.RecordBa
 	defer b.Release()
 	b.Reserve(n)
 	if !e.correlated {
-		found, err := hasRow(ctx, e.plan, tc)
+		cached, err := tc.Cache.Do(e, func() (any, error) { return hasRow(ctx, e.plan, tc) })
 		if err != nil {
 			return nil, err
 		}
+		found := cached.(bool)
 		for range n {
 			b.UnsafeAppend(found != e.negated)
 		}

@@ -63,7 +63,14 @@ func (e *InSubquery) Eval(ctx context.Context, tc *TaskContext, batch arrow.Reco
 			if e.correlated {
 				rowTC = tc.WithOuter(batch, row)
 			}
-			if set, err = e.buildSet(ctx, rowTC, keyType); err != nil {
+			if e.correlated {
+				set, err = e.buildSet(ctx, rowTC, keyType)
+			} else {
+				var cached any
+				cached, err = tc.Cache.Do(e, func() (any, error) { return e.buildSet(ctx, tc, keyType) })
+				set, _ = cached.(*valueSet)
+			}
+			if err != nil {
 				return nil, err
 			}
 		}

@@ -244,6 +244,89 @@ func (t *Table) Replace(_ context.Context, batches []arrow.RecordBatch) error {
 	return nil
 }
 
+const (
+	// compactBelow is the row count under which a batch counts as small: tables filled by
+	// many one-row INSERTs would otherwise make every scan pay per-batch overhead per row.
+	compactBelow = 1024
+	// compactTarget is the most rows a batch merged from small ones gets.
+	compactTarget = 8192
+)
+
+// compactLocked merges runs of consecutive small batches into batches of up to compactTarget
+// rows. Row order is kept. Scans planned earlier keep the batches they hold. t.mu is held.
+func (t *Table) compactLocked() {
+	small := 0
+	for _, b := range t.batches {
+		if b.NumRows() < compactBelow {
+			small++
+		}
+	}
+	if small < 2 {
+		return
+	}
+	out := make([]arrow.RecordBatch, 0, len(t.batches))
+	var run []arrow.RecordBatch
+	var runRows int64
+	flush := func() bool {
+		defer func() { run, runRows = nil, 0 }()
+		if len(run) <= 1 {
+			out = append(out, run...)
+			return true
+		}
+		merged, err := concatBatches(t.schema, run)
+		if err != nil {
+			return false
+		}
+		out = append(out, merged)
+		return true
+	}
+	for _, b := range t.batches {
+		if b.NumRows() >= compactBelow || runRows+b.NumRows() > compactTarget {
+			if !flush() {
+				return
+			}
+		}
+		if b.NumRows() >= compactBelow {
+			out = append(out, b)
+			continue
+		}
+		run = append(run, b)
+		runRows += b.NumRows()
+	}
+	if !flush() {
+		return
+	}
+	t.batches = out
+}
+
+// concatBatches joins batches of one schema into one batch.
+func concatBatches(schema *arrow.Schema, batches []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, schema.NumFields())
+	var rows int64
+	for _, b := range batches {
+		rows += b.NumRows()
+	}
+	for i := range cols {
+		parts := make([]arrow.Array, len(batches))
+		for j, b := range batches {
+			parts[j] = b.Column(i)
+		}
+		c, err := array.Concatenate(parts, memalloc.DefaultAllocator)
+		if err != nil {
+			for _, done := range cols[:i] {
+				done.Release()
+			}
+			return nil, err
+		}
+		cols[i] = c
+	}
+	rec := array.NewRecordBatch(schema, cols, rows)
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec, nil
+}
+
 // batchesPerTask bounds the work of one scan task so that large tables scan in parallel.
 const batchesPerTask = 16
 
@@ -265,7 +348,8 @@ func (t *Table) Scan(_ context.Context, req catalog.ScanRequest) ([]catalog.Scan
 	}
 	out := arrow.NewSchema(fields, nil)
 
-	t.mu.RLock()
+	t.mu.Lock()
+	t.compactLocked()
 	var tasks []catalog.ScanTask
 	for start := 0; start < len(t.batches); start += batchesPerTask {
 		end := min(start+batchesPerTask, len(t.batches))
@@ -276,7 +360,7 @@ func (t *Table) Scan(_ context.Context, req catalog.ScanRequest) ([]catalog.Scan
 		}
 		tasks = append(tasks, task)
 	}
-	t.mu.RUnlock()
+	t.mu.Unlock()
 	if len(tasks) == 0 {
 		tasks = append(tasks, &scanTask{schema: out, cols: cols})
 	}

@@ -110,3 +110,42 @@ func TestAppendRejectsAnotherSchema(t *testing.T) {
 		t.Errorf("append of a foreign batch: %v", err)
 	}
 }
+
+func TestScanMergesSmallBatchesInOrder(t *testing.T) {
+	ctx := context.Background()
+	c := NewCatalog("test")
+	tbl, _ := c.CreateTable(ctx, "t", schema, false)
+	for i := int64(0); i < 100; i++ {
+		b := batch(i)
+		if err := tbl.(*Table).Append(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		b.Release()
+	}
+	tasks, err := tbl.Scan(ctx, catalog.ScanRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tasks) != 1 {
+		t.Fatalf("100 one-row inserts scan as %d tasks, want 1 after merging", len(tasks))
+	}
+	r, err := tasks[0].Open(ctx, memalloc.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	var got []int64
+	batches := 0
+	for r.Next() {
+		batches++
+		got = append(got, r.RecordBatch().Column(0).(*array.Int64).Int64Values()...)
+	}
+	if batches != 1 || len(got) != 100 {
+		t.Fatalf("read %d rows in %d batches, want 100 in 1", len(got), batches)
+	}
+	for i, v := range got {
+		if v != int64(i) {
+			t.Fatalf("row %d is %d: merging must keep insertion order", i, v)
+		}
+	}
+}
