@@ -57,16 +57,24 @@ type grouping struct {
 	columns []planner.Column // output column of each key
 	input   map[planner.ColumnID]bool
 	agg     *aggregation
+	keyText []string // exprKey of each key, computed on first use
 }
 
 // lift rewrites e as described on grouping. It never mutates e; subquery plans inside it, which
 // the binder built for this expression alone, have their correlated references re-pointed in
 // place.
 func (b *binder) lift(g *grouping, e planner.Expr) (planner.Expr, error) {
-	key := exprKey(e)
-	for i, k := range g.keys {
-		if exprKey(k) == key {
-			return columnRef(g.columns[i]), nil
+	if len(g.keys) > 0 {
+		if g.keyText == nil {
+			for _, k := range g.keys {
+				g.keyText = append(g.keyText, exprKey(k))
+			}
+		}
+		key := exprKey(e)
+		for i, k := range g.keyText {
+			if k == key {
+				return columnRef(g.columns[i]), nil
+			}
 		}
 	}
 	switch e := e.(type) {
