@@ -7,6 +7,8 @@ SMOKE_MIN_PASS      ?= 99
 CONFORMANCE_PARALLEL ?= 2
 STATICCHECK_VERSION ?= v0.8.2
 FUZZ_TIME           ?= 30s
+# `make test` fuzzes the SQL entry point this long, to catch panics early.
+FUZZ_SMOKE_TIME     ?= 10s
 LISTEN              ?= 127.0.0.1:32010
 
 SLT_RUNNER := bin/cachedb-slt --cachedb bin/cachedb
@@ -15,7 +17,7 @@ SMOKE_FILES := sqlite/select1.test sqlite/select2.test sqlite/evidence sqlite/ra
 # prints its directory.
 PYTHON = "$$(scripts/venv.sh)/bin/python"
 
-.PHONY: help build run test test-go test-python test-slt conformance bench lint fuzz clean
+.PHONY: help build run test test-go test-python test-slt test-fuzz conformance bench lint fuzz clean
 
 help:
 	@echo "make run          build and serve the demo catalog over Flight SQL on $(LISTEN)"
@@ -33,7 +35,7 @@ build:
 run: build
 	bin/cachedb serve --listen $(LISTEN)
 
-test: test-go test-python test-slt
+test: test-go test-python test-slt test-fuzz
 
 test-go:
 	$(GO) vet ./...
@@ -61,6 +63,9 @@ lint:
 
 fuzz:
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzSQL$$' -fuzztime $(FUZZ_TIME)
+
+test-fuzz:
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzSQL$$' -fuzztime $(FUZZ_SMOKE_TIME)
 
 clean:
 	rm -rf bin conformance-results.txt conformance-results.json conformance-failures.txt bench/out
