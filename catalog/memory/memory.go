@@ -4,6 +4,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -63,8 +64,19 @@ func (c *Catalog) TableNames(context.Context) ([]string, error) {
 	return names, nil
 }
 
-// CreateTable implements catalog.MutableCatalog.
-func (c *Catalog) CreateTable(_ context.Context, name string, schema *arrow.Schema, ifNotExists bool) (catalog.Table, error) {
+// CreateTable implements catalog.MutableCatalog. The table has no keys.
+func (c *Catalog) CreateTable(ctx context.Context, name string, schema *arrow.Schema, ifNotExists bool) (catalog.Table, error) {
+	return c.CreateKeyedTable(ctx, name, schema, nil, ifNotExists)
+}
+
+// CreateKeyedTable creates an empty table whose writes keep keys (PRIMARY KEY and UNIQUE)
+// unique; see Key. It fails with errs.InvalidInput when the keys do not fit the schema, and with
+// errs.AlreadyExists when the name is taken, unless ifNotExists and a table has it: then that
+// table is returned unchanged, whatever its keys.
+func (c *Catalog) CreateKeyedTable(_ context.Context, name string, schema *arrow.Schema, keys []Key, ifNotExists bool) (catalog.Table, error) {
+	if err := validateKeys(schema, keys); err != nil {
+		return nil, fmt.Errorf("table %q: %w", name, err)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := strings.ToLower(name)
@@ -77,7 +89,10 @@ func (c *Catalog) CreateTable(_ context.Context, name string, schema *arrow.Sche
 	if _, ok := c.views[key]; ok {
 		return nil, errs.AlreadyExistsf("a view named %q already exists", name)
 	}
-	t := &Table{name: name, schema: schema}
+	t := &Table{name: name, schema: schema, keys: copyKeys(keys)}
+	if len(keys) > 0 {
+		t.index = newKeyIndex(orderKeys(t.keys))
+	}
 	c.tables[key] = t
 	return t, nil
 }
@@ -179,16 +194,19 @@ func (c *Catalog) DropIndex(_ context.Context, table, name string) error {
 	return errs.NotFoundf("index %q does not exist", name)
 }
 
-// Table is an append-only in-memory table. Batches are immutable once appended, so a scan
-// pins the table's state by copying the slice of batches it saw. The table holds one reference
-// to each batch for its whole life; a dropped table's batches are left to the garbage collector
-// rather than released, because planned scans may still read them.
+// Table is an in-memory table. Batches are immutable once added, so a scan pins the table's
+// state by copying the slice of batches it saw; writes that remove rows build a new slice. The
+// table holds one reference to each batch for its whole life; a dropped table's batches are
+// left to the garbage collector rather than released, because planned scans may still read
+// them. A table with keys checks every write against its key index (see Insert and Replace).
 type Table struct {
 	name    string
 	schema  *arrow.Schema
+	keys    []Key // as declared; fixed at creation
 	mu      sync.RWMutex
 	batches []arrow.RecordBatch
 	rows    int64
+	index   *keyIndex // nil without keys; guarded by mu
 }
 
 var _ catalog.ReplaceableTable = (*Table)(nil)
@@ -199,6 +217,9 @@ func (t *Table) Name() string { return t.name }
 // Schema implements catalog.Table.
 func (t *Table) Schema() *arrow.Schema { return t.schema }
 
+// Keys returns a copy of the table's keys as declared at creation (nil when it has none).
+func (t *Table) Keys() []Key { return copyKeys(t.keys) }
+
 // NumRows is the number of rows appended so far.
 func (t *Table) NumRows() int64 {
 	t.mu.RLock()
@@ -206,23 +227,15 @@ func (t *Table) NumRows() int64 {
 	return t.rows
 }
 
-// Append implements catalog.InsertableTable.
-func (t *Table) Append(_ context.Context, batch arrow.RecordBatch) error {
-	if !batch.Schema().Equal(t.schema) {
-		return errs.Invalidf("batch schema %s does not match table %q schema %s", batch.Schema(), t.name, t.schema)
-	}
-	if batch.NumRows() == 0 {
-		return nil
-	}
-	batch.Retain()
-	t.mu.Lock()
-	t.batches = append(t.batches, batch)
-	t.rows += batch.NumRows()
-	t.mu.Unlock()
-	return nil
+// Append implements catalog.InsertableTable: Insert of one batch, failing on a duplicate key.
+func (t *Table) Append(ctx context.Context, batch arrow.RecordBatch) error {
+	_, err := t.Insert(ctx, []arrow.RecordBatch{batch}, ConflictError)
+	return err
 }
 
-// Replace implements catalog.ReplaceableTable. Every batch must have the table's schema.
+// Replace implements catalog.ReplaceableTable. Every batch must have the table's schema. On a
+// table with keys the new contents must keep them: a NULL primary key value or a repeated key
+// value fails the call and leaves the table unchanged.
 func (t *Table) Replace(_ context.Context, batches []arrow.RecordBatch) error {
 	var rows int64
 	kept := make([]arrow.RecordBatch, 0, len(batches))
@@ -235,11 +248,18 @@ func (t *Table) Replace(_ context.Context, batches []arrow.RecordBatch) error {
 			rows += b.NumRows()
 		}
 	}
+	var index *keyIndex
+	if len(t.keys) > 0 {
+		var err error
+		if index, err = buildKeyIndex(t.name, t.schema, orderKeys(t.keys), kept); err != nil {
+			return err
+		}
+	}
 	for _, b := range kept {
 		b.Retain()
 	}
 	t.mu.Lock()
-	t.batches, t.rows = kept, rows
+	t.batches, t.rows, t.index = kept, rows, index
 	t.mu.Unlock()
 	return nil
 }
