@@ -26,6 +26,21 @@ type CreateTable struct {
 	Schema      *arrow.Schema // for AS SELECT, the query's output schema
 	IfNotExists bool
 	AsSelect    *Query // nil for a plain CREATE TABLE
+	// Keys are the PRIMARY KEY and UNIQUE keys declared with the columns (none for AS SELECT).
+	Keys []TableKey
+}
+
+// TableKey is a PRIMARY KEY or UNIQUE key of CREATE TABLE. Its columns are distinct, the
+// primary key's are NOT NULL in Schema, and the names of a table's keys are distinct.
+type TableKey struct {
+	// Name is "PRIMARY" for the primary key; a UNIQUE key has its declared name or, as MySQL
+	// names it, its first column's name (suffixed _2, _3, … when that is taken).
+	Name    string
+	Primary bool
+	Columns []int // Schema indexes, in key order
+	// PrefixLengths gives, per column, the leading characters the key compares (a MySQL prefix
+	// key part such as UNIQUE (a(1))); 0 compares the whole value.
+	PrefixLengths []int
 }
 
 // Insert is INSERT INTO table [(cols)] VALUES … | SELECT …. Source yields one column per
@@ -34,7 +49,22 @@ type Insert struct {
 	Table   string
 	Columns []int // table column index of each Source column
 	Source  *Query
+	// OnDuplicate says what happens to a row whose PRIMARY or UNIQUE key value is taken:
+	// INSERT fails (the zero value), INSERT IGNORE skips the row, REPLACE deletes the holders.
+	OnDuplicate OnDuplicate
 }
+
+// OnDuplicate is the way an INSERT treats a row that repeats a key value.
+type OnDuplicate int
+
+const (
+	// DuplicateFails fails the statement, which then adds no row (INSERT).
+	DuplicateFails OnDuplicate = iota
+	// DuplicateSkipped leaves such rows out (INSERT IGNORE).
+	DuplicateSkipped
+	// DuplicateReplaces deletes the rows holding the new row's key values first (REPLACE).
+	DuplicateReplaces
+)
 
 // DropTable is DROP TABLE [IF EXISTS] names.
 type DropTable struct {

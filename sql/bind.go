@@ -144,7 +144,7 @@ func statementKind(stmt sqlparser.Statement) string {
 // unsupportedStatements are statement openings that cachedb does not implement; some of them
 // vitess cannot parse either, and the client deserves "unsupported" rather than a syntax error.
 var unsupportedStatements = []string{
-	"CREATE TRIGGER", "DROP TRIGGER", "REINDEX", "REPLACE", "INSERT OR REPLACE",
+	"CREATE TRIGGER", "DROP TRIGGER", "REINDEX", "INSERT OR REPLACE",
 }
 
 // unsupportedPrefix returns the statement kind text opens with when it is one cachedb does not

@@ -10,9 +10,9 @@ import (
 	"github.com/cachedb/cachedb/planner"
 )
 
-// createTable binds CREATE TABLE name (columns …) and CREATE TABLE name AS SELECT …. Column
-// defaults, keys and table options are accepted and ignored, except that PRIMARY KEY and NOT
-// NULL columns are not nullable.
+// createTable binds CREATE TABLE name (columns …) and CREATE TABLE name AS SELECT …. PRIMARY
+// KEY and UNIQUE keys are bound into Keys (see tableKeys); PRIMARY KEY and NOT NULL columns are
+// not nullable. Column defaults, other indexes and table options are accepted and ignored.
 func (b *binder) createTable(s *sqlparser.CreateTable) (planner.Statement, error) {
 	if s.OptLike != nil {
 		return nil, errs.Unsupportedf("CREATE TABLE … LIKE is not supported")
@@ -37,7 +37,6 @@ func (b *binder) createTable(s *sqlparser.CreateTable) (planner.Statement, error
 	if s.TableSpec == nil || len(s.TableSpec.Columns) == 0 {
 		return nil, errs.Invalidf("A table must have at least 1 column")
 	}
-	notNull := primaryKeyColumns(s.TableSpec)
 	seen := map[string]bool{}
 	var fields []arrow.Field
 	for _, col := range s.TableSpec.Columns {
@@ -50,30 +49,19 @@ func (b *binder) createTable(s *sqlparser.CreateTable) (planner.Statement, error
 		if err != nil {
 			return nil, err
 		}
-		nullable := !notNull[strings.ToLower(name)]
-		if o := col.Type.Options; o != nil {
-			if o.Null != nil && !*o.Null || o.KeyOpt == sqlparser.ColKeyPrimary {
-				nullable = false
-			}
+		nullable := true
+		if o := col.Type.Options; o != nil && o.Null != nil && !*o.Null {
+			nullable = false
 		}
 		fields = append(fields, arrow.Field{Name: name, Type: t, Nullable: nullable})
 	}
-	out.Schema = arrow.NewSchema(fields, nil)
-	return out, nil
-}
-
-// primaryKeyColumns lists (lower-cased) the columns of a table-level PRIMARY KEY (…).
-func primaryKeyColumns(spec *sqlparser.TableSpec) map[string]bool {
-	out := map[string]bool{}
-	for _, idx := range spec.Indexes {
-		if idx.Info == nil || idx.Info.Type != sqlparser.IndexTypePrimary {
-			continue
-		}
-		for _, c := range idx.Columns {
-			out[c.Column.Lowered()] = true
-		}
+	keys, err := tableKeys(s.TableSpec, arrow.NewSchema(fields, nil))
+	if err != nil {
+		return nil, err
 	}
-	return out
+	out.Keys = keys
+	out.Schema = withPrimaryKeyNotNull(arrow.NewSchema(fields, nil), keys)
+	return out, nil
 }
 
 // dropTable binds DROP TABLE [IF EXISTS] t, ….
@@ -85,11 +73,16 @@ func (b *binder) dropTable(s *sqlparser.DropTable) planner.Statement {
 	return out
 }
 
-// insert binds INSERT INTO t [(cols)] VALUES … | SELECT …. The source yields one column per
-// target column, cast to the table column's type.
+// insert binds INSERT [IGNORE] INTO t [(cols)] VALUES … | SELECT … and REPLACE INTO …, which
+// vitess parses as an Insert with Action ReplaceAct. The source yields one column per target
+// column, cast to the table column's type.
 func (b *binder) insert(s *sqlparser.Insert) (planner.Statement, error) {
-	if s.Action == sqlparser.ReplaceAct {
-		return nil, errs.Unsupportedf("statement REPLACE is not supported")
+	onDuplicate := planner.DuplicateFails
+	switch {
+	case s.Action == sqlparser.ReplaceAct:
+		onDuplicate = planner.DuplicateReplaces
+	case bool(s.Ignore):
+		onDuplicate = planner.DuplicateSkipped
 	}
 	if len(s.OnDup) > 0 {
 		return nil, errs.Unsupportedf("INSERT … ON DUPLICATE KEY UPDATE is not supported")
@@ -123,7 +116,7 @@ func (b *binder) insert(s *sqlparser.Insert) (planner.Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &planner.Insert{Table: table.Name(), Columns: targets, Source: &planner.Query{Plan: source, NumParams: b.numParams}}, nil
+	return &planner.Insert{Table: table.Name(), Columns: targets, Source: &planner.Query{Plan: source, NumParams: b.numParams}, OnDuplicate: onDuplicate}, nil
 }
 
 // insertColumns maps the column list of an INSERT to table column indexes (all, in order, when
