@@ -198,7 +198,9 @@ func releaseAll(bs []arrow.RecordBatch) {
 
 func (e *Engine) createTable(ctx context.Context, s *planner.CreateTable, params []scalar.Scalar) (*Result, error) {
 	if s.AsSelect == nil {
-		if _, err := e.catalog.CreateTable(ctx, s.Name, nullableSchema(s.Schema), s.IfNotExists); err != nil {
+		// Nullability is not enforced by the schema: the key index rejects NULL primary key
+		// values, and columns declared NOT NULL accept NULL as before.
+		if _, err := e.catalog.CreateKeyedTable(ctx, s.Name, nullableSchema(s.Schema), memoryKeys(s.Keys), s.IfNotExists); err != nil {
 			return nil, err
 		}
 		return &Result{}, nil
@@ -218,7 +220,7 @@ func (e *Engine) createTable(ctx context.Context, s *planner.CreateTable, params
 	if err != nil {
 		return nil, err
 	}
-	n, err := appendBatches(ctx, t.(catalog.InsertableTable), batches, nil, e.cfg.Alloc)
+	n, err := appendBatches(ctx, t.(catalog.InsertableTable), batches, nil, planner.DuplicateFails, e.cfg.Alloc)
 	if err != nil {
 		_ = e.catalog.DropTable(ctx, s.Name, true)
 		return nil, err
@@ -283,23 +285,33 @@ func (e *Engine) insert(ctx context.Context, s *planner.Insert, params []scalar.
 		return nil, err
 	}
 	defer releaseAll(batches)
-	n, err := appendBatches(ctx, it, batches, s.Columns, e.cfg.Alloc)
+	n, err := appendBatches(ctx, it, batches, s.Columns, s.OnDuplicate, e.cfg.Alloc)
 	if err != nil {
 		return nil, err
 	}
 	return &Result{RowsAffected: n}, nil
 }
 
-// appendBatches writes batches into t. Column i of a batch goes to table column cols[i] (all
-// columns in order when cols is nil); table columns no batch column maps to are NULL. Values are
-// cast to the table's column types. The batches are converted first and appended only if all
-// of them converted, so a failing INSERT adds nothing.
-func appendBatches(ctx context.Context, t catalog.InsertableTable, batches []arrow.RecordBatch, cols []int, mem memory.Allocator) (int64, error) {
+// appendBatches writes batches into t and returns the rows affected as MySQL counts them
+// (for REPLACE, rows deleted plus rows inserted). Column i of a batch goes to table column
+// cols[i] (all columns in order when cols is nil); table columns no batch column maps to are
+// NULL. Values are cast to the table's column types. The batches are converted first and
+// written only if all of them converted; a table that keeps keys (keyedTable) then takes them
+// in one call that checks every row before adding any, so a failing INSERT adds nothing. Other
+// tables have no keys: onDuplicate does not matter to them.
+func appendBatches(ctx context.Context, t catalog.InsertableTable, batches []arrow.RecordBatch, cols []int, onDuplicate planner.OnDuplicate, mem memory.Allocator) (int64, error) {
 	converted, rows, err := convertBatches(ctx, t.Schema(), batches, cols, mem)
 	if err != nil {
 		return 0, err
 	}
 	defer releaseAll(converted)
+	if kt, ok := t.(keyedTable); ok {
+		res, err := kt.Insert(ctx, converted, onConflict(onDuplicate))
+		if err != nil {
+			return 0, err
+		}
+		return res.Inserted + res.Deleted, nil
+	}
 	for _, rec := range converted {
 		if err := t.Append(ctx, rec); err != nil {
 			return 0, err
