@@ -22,6 +22,10 @@ import (
 func Bind(ctx context.Context, text string, cat catalog.Catalog, params []scalar.Scalar) (planner.Statement, error) {
 	stmt, err := parse(text)
 	if err != nil {
+		b := &binder{ctx: ctx, cat: cat, params: params}
+		if q, ok, serr := b.setOperation(text); ok {
+			return q, serr
+		}
 		if kind := unsupportedPrefix(text); kind != "" {
 			return nil, errs.Unsupportedf("statement %s is not supported", kind)
 		}

@@ -34,6 +34,20 @@ func (b *binder) union(u *sqlparser.Union, outer *scope) (planner.Plan, error) {
 			inputs = append(inputs, p)
 		}
 	}
+	out, err := b.newUnion(inputs, all)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := b.setOrderBy(out, out.Columns, u.OrderBy)
+	if err != nil {
+		return nil, err
+	}
+	return b.limit(plan, u.Limit)
+}
+
+// newUnion combines inputs column by column: names from the first input, types the common type
+// of each column across inputs, fresh column IDs.
+func (b *binder) newUnion(inputs []planner.Plan, all bool) (*planner.Union, error) {
 	first := inputs[0].Schema()
 	out := &planner.Union{Inputs: inputs, All: all}
 	for i, c := range first {
@@ -51,37 +65,34 @@ func (b *binder) union(u *sqlparser.Union, outer *scope) (planner.Plan, error) {
 		}
 		out.Columns = append(out.Columns, planner.Column{ID: b.newID(), Name: c.Name, Type: t, Nullable: true})
 	}
-	plan, err := b.unionOrderBy(out, u.OrderBy)
-	if err != nil {
-		return nil, err
-	}
-	return b.limit(plan, u.Limit)
+	return out, nil
 }
 
-// unionOrderBy sorts a union by positions, output names or expressions over its output columns.
-func (b *binder) unionOrderBy(u *planner.Union, order sqlparser.OrderBy) (planner.Plan, error) {
+// setOrderBy sorts the result of a set operation (UNION, INTERSECT, EXCEPT), whose output
+// columns are cols, by positions, output names or expressions over those columns.
+func (b *binder) setOrderBy(in planner.Plan, cols []planner.Column, order sqlparser.OrderBy) (planner.Plan, error) {
 	if len(order) == 0 {
-		return u, nil
+		return in, nil
 	}
 	sc := newScope(nil)
-	sc.add("", u.Columns)
+	sc.add("", cols)
 	ctx := &exprContext{scope: sc, clause: "order clause"}
 	var keys []planner.SortKey
 	for _, o := range order {
 		desc := o.Direction == sqlparser.DescOrder
 		if n, ok := position(o.Expr); ok {
-			if n < 1 || n > len(u.Columns) {
+			if n < 1 || n > len(cols) {
 				return nil, errs.NotFoundf("Unknown column '%d' in 'order clause'", n)
 			}
-			keys = append(keys, planner.SortKey{Expr: columnRef(u.Columns[n-1]), Desc: desc})
+			keys = append(keys, planner.SortKey{Expr: columnRef(cols[n-1]), Desc: desc})
 			continue
 		}
 		if c, ok := o.Expr.(*sqlparser.ColName); ok && !c.Qualifier.IsEmpty() {
 			return nil, errs.Invalidf("Table '%s' from one of the SELECTs cannot be used in global ORDER clause", c.Qualifier.Name.String())
 		}
 		if c, ok := o.Expr.(*sqlparser.ColName); ok {
-			if j := columnNamed(u.Columns, c.Name.String()); j >= 0 {
-				keys = append(keys, planner.SortKey{Expr: columnRef(u.Columns[j]), Desc: desc})
+			if j := columnNamed(cols, c.Name.String()); j >= 0 {
+				keys = append(keys, planner.SortKey{Expr: columnRef(cols[j]), Desc: desc})
 				continue
 			}
 		}
@@ -91,7 +102,7 @@ func (b *binder) unionOrderBy(u *planner.Union, order sqlparser.OrderBy) (planne
 		}
 		keys = append(keys, planner.SortKey{Expr: x, Desc: desc})
 	}
-	return &planner.Sort{Input: u, Keys: keys}, nil
+	return &planner.Sort{Input: in, Keys: keys}, nil
 }
 
 // columnNamed returns the first column called name, -1 if none.
