@@ -132,11 +132,13 @@ func (t *Table) insertUniqueLocked(src *rowSource, skip bool) (InsertResult, err
 
 // insertReplacingLocked adds every row of src in order, first deleting the rows — of the table
 // or added earlier by this insert — that hold one of its key values. It cannot fail: the rows
-// were checked for NULL primary key values. t.mu is held.
+// were checked for NULL primary key values. Without deletions it costs what an append does;
+// a statement that deletes rows also rebuilds the list of batches (slicing, not copying) and
+// renumbers the index, work proportional to the table, once per statement. t.mu is held.
 func (t *Table) insertReplacingLocked(src *rowSource) InsertResult {
 	keys := t.index.keys
-	old := newRowSource(t.batches, keys)
-	base := t.rows // positions of the new rows follow the table's
+	var old *rowSource // the table's rows, addressed only once one of them is deleted
+	base := t.rows     // positions of the new rows follow the table's
 	deleted := map[int64]bool{}
 	scratch := make([]byte, 0, 64)
 	// remove unindexes the row at pos and marks it deleted.
@@ -145,9 +147,12 @@ func (t *Table) insertReplacingLocked(src *rowSource) InsertResult {
 			return
 		}
 		deleted[pos] = true
-		from, at := old, pos
-		if pos >= base {
-			from, at = src, pos-base
+		from, at := src, pos-base
+		if pos < base {
+			if old == nil {
+				old = newRowSource(t.batches, keys)
+			}
+			from, at = old, pos
 		}
 		b, row := from.locate(at)
 		bk := from.keysOf(b)
