@@ -66,17 +66,51 @@ func aggInputScale(t arrow.DataType) int32 {
 	return 0
 }
 
-// aggDecimalSum sums exact values at the input's scale.
+// aggDecimalSum sums exact values at the input's scale. Integer inputs are first added into a
+// per-group int64 (small), which is moved into the 128-bit sum only when the next addition
+// would overflow it and before any result is read, so the common case is one machine addition
+// per row and the total is still exact.
 type aggDecimalSum struct {
 	scale, outScale int32
 	avg             bool
 	sums            []decimal128.Num
+	small           []int64
 	counts          []int64
 }
 
 func (a *aggDecimalSum) grow(n int) {
 	a.sums = aggGrow(a.sums, n, decimal128.Num{})
+	a.small = aggGrow(a.small, n, 0)
 	a.counts = aggGrow(a.counts, n, 0)
+}
+
+// flush moves the int64 partial sums into the 128-bit sums.
+func (a *aggDecimalSum) flush() {
+	for g, s := range a.small {
+		if s != 0 {
+			a.sums[g] = a.sums[g].Add(decimal128.FromI64(s))
+			a.small[g] = 0
+		}
+	}
+}
+
+// addInt64s adds vals[i] to group groups[i] for every row i where arg is not NULL.
+func (a *aggDecimalSum) addInt64s(groups []uint32, vals []int64, arg arrow.Array) {
+	nulls := arg.NullN() > 0
+	for i, g := range groups {
+		if !aggValid(arg, nulls, i) {
+			continue
+		}
+		v := vals[i]
+		s := a.small[g]
+		r := s + v
+		if (s^r)&(v^r) < 0 { // s + v overflowed int64: keep s in the wide sum, restart from v
+			a.sums[g] = a.sums[g].Add(decimal128.FromI64(s))
+			r = v
+		}
+		a.small[g] = r
+		a.counts[g]++
+	}
 }
 
 func (a *aggDecimalSum) update(groups []uint32, args []arrow.Array) error {
@@ -85,13 +119,7 @@ func (a *aggDecimalSum) update(groups []uint32, args []arrow.Array) error {
 	switch in := arg.(type) {
 	case *array.Null:
 	case *array.Int64:
-		vals := in.Int64Values()
-		for i, g := range groups {
-			if aggValid(arg, nulls, i) {
-				a.sums[g] = a.sums[g].Add(decimal128.FromI64(vals[i]))
-				a.counts[g]++
-			}
-		}
+		a.addInt64s(groups, in.Int64Values(), arg)
 	case *array.Boolean:
 		for i, g := range groups {
 			if aggValid(arg, nulls, i) {
@@ -145,6 +173,7 @@ func (a *aggDecimalSum) merge(groups []uint32, states []arrow.Array) error {
 }
 
 func (a *aggDecimalSum) finish(mem memory.Allocator) (arrow.Array, error) {
+	a.flush()
 	out := make([]decimal128.Num, len(a.sums))
 	valid := make([]bool, len(a.sums))
 	for g, sum := range a.sums {
@@ -165,6 +194,7 @@ func (a *aggDecimalSum) finish(mem memory.Allocator) (arrow.Array, error) {
 }
 
 func (a *aggDecimalSum) state(mem memory.Allocator) ([]arrow.Array, error) {
+	a.flush()
 	valid := make([]bool, len(a.sums))
 	for g := range a.sums {
 		valid[g] = a.counts[g] > 0

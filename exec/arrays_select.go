@@ -35,22 +35,3 @@ func takeWith(ctx context.Context, tc *TaskContext, a, indices arrow.Array) (arr
 	}
 	return out, nil
 }
-
-// takeBatchRows returns a batch with the rows idx of batch (same schema); a batch without
-// columns keeps only its row count.
-func takeBatchRows(ctx context.Context, tc *TaskContext, batch arrow.RecordBatch, idx []int32) (arrow.RecordBatch, error) {
-	cols := make([]arrow.Array, batch.NumCols())
-	defer releaseArrays(cols)
-	if len(cols) > 0 {
-		ia := newIndexArray(tc, idx)
-		defer ia.Release()
-		for i, c := range batch.Columns() {
-			t, err := takeWith(ctx, tc, c, ia)
-			if err != nil {
-				return nil, err
-			}
-			cols[i] = t
-		}
-	}
-	return array.NewRecordBatch(batch.Schema(), cols, int64(len(idx))), nil
-}

@@ -28,7 +28,11 @@ func NewCall(name string, args []Expr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &callExpr{name: strings.ToLower(name), args: args, kernel: k, t: t}, nil
+	call := &callExpr{name: strings.ToLower(name), args: args, kernel: k, t: t}
+	if e := newCompareConst(call); e != nil {
+		return e, nil
+	}
+	return call, nil
 }
 
 func (e *callExpr) DataType() arrow.DataType { return e.t }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // PredicateToFilter turns the value of a WHERE / HAVING / ON condition into a boolean array with
@@ -27,12 +29,15 @@ func PredicateToFilter(ctx context.Context, tc *TaskContext, a arrow.Array) (*ar
 		return b, nil
 	}
 	defer b.Release()
-	out := newBoolBuilder(tc.Alloc)
-	defer out.Release()
+	// Kept rows are TRUE and valid: AND the value bits with the validity bits, a word at a time.
+	bitmap, offset := maskBitmap(b)
 	n := b.Len()
-	out.Reserve(n)
-	for i := 0; i < n; i++ {
-		out.UnsafeAppend(b.IsValid(i) && b.Value(i))
+	if bitmap == nil || b.NullN() == n {
+		return constantBoolArray(tc.Alloc, n, false).(*array.Boolean), nil
 	}
-	return out.NewBooleanArray(), nil
+	values := bitutil.BitmapAndAlloc(tc.Alloc, bitmap, b.NullBitmapBytes(), int64(offset), int64(offset), int64(n), 0)
+	defer values.Release()
+	data := array.NewData(arrow.FixedWidthTypes.Boolean, n, []*memory.Buffer{nil, values}, nil, 0, 0)
+	defer data.Release()
+	return array.NewBooleanData(data), nil
 }

@@ -2,6 +2,8 @@ package exec
 
 import (
 	"context"
+	"math"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -12,15 +14,18 @@ import (
 // aggGroupTable assigns dense group ids (0, 1, 2, … in order of first appearance) to the distinct
 // key tuples of the batches it sees, and keeps the key values of each group for the output.
 //
-// Keys are compared by their row-key encoding (NULLs equal, -0 = +0); a single int64 key uses a
-// map on the integer itself. With no key columns there is exactly one group, id 0, from the start,
-// so a global aggregate yields one row even for empty input.
+// Keys are compared by their row-key encoding (NULLs equal, -0 = +0, every NaN equal); a single
+// key of a fixed-width type (int64, date32, timestamp, float64) skips the encoding and is looked
+// up by its 64-bit value in a fixedKeyMap, with the same equality. With no key columns there is
+// exactly one group, id 0, from the start, so a global aggregate yields one row even for empty
+// input.
 type aggGroupTable struct {
 	types  []arrow.DataType
 	n      int
 	ids    map[string]uint32
-	intIDs map[int64]uint32
-	nullID int64 // group id of the NULL key for the int64 fast path, -1 until seen
+	fixed  fixedKeyMap
+	nullID int64 // group id of the NULL key for the fixed-width path, -1 until seen
+	keyBuf []uint64
 	key    []byte
 	ids32  []uint32
 	newRow []int32
@@ -31,7 +36,6 @@ func newAggGroupTable(types []arrow.DataType) *aggGroupTable {
 	t := &aggGroupTable{
 		types:  types,
 		ids:    map[string]uint32{},
-		intIDs: map[int64]uint32{},
 		nullID: -1,
 		chunks: make([][]arrow.Array, len(types)),
 	}
@@ -56,10 +60,10 @@ func (t *aggGroupTable) assign(ctx context.Context, mem memory.Allocator, keys [
 		return ids, nil
 	}
 	t.newRow = t.newRow[:0]
-	if ints, ok := keys[0].(*array.Int64); ok && len(keys) == 1 {
-		t.assignInt64(ints, ids)
-	} else if err := t.assignEncoded(keys, ids); err != nil {
-		return nil, err
+	if len(keys) != 1 || !t.assignFixed(keys[0], ids) {
+		if err := t.assignEncoded(keys, ids); err != nil {
+			return nil, err
+		}
 	}
 	if len(t.newRow) == 0 {
 		return ids, nil
@@ -67,21 +71,80 @@ func (t *aggGroupTable) assign(ctx context.Context, mem memory.Allocator, keys [
 	return ids, t.keepNewKeys(ctx, mem, keys)
 }
 
-func (t *aggGroupTable) assignInt64(keys *array.Int64, ids []uint32) {
-	vals := keys.Int64Values()
-	nulls := keys.NullN() > 0
-	for i, v := range vals {
-		if nulls && keys.IsNull(i) {
+// assignFixed assigns the ids of a single fixed-width key column and reports true, or reports
+// false, doing nothing, when the column's type has no 64-bit key form.
+func (t *aggGroupTable) assignFixed(key arrow.Array, ids []uint32) bool {
+	var keys []uint64
+	switch k := key.(type) {
+	case *array.Int64:
+		keys = int64Bits(k.Int64Values())
+	case *array.Timestamp:
+		keys = int64Bits(arrow.Int64Traits.CastFromBytes(arrow.TimestampTraits.CastToBytes(k.TimestampValues())))
+	case *array.Date32:
+		keys = t.scratchKeys(k.Len())
+		for i, v := range k.Date32Values() {
+			keys[i] = uint64(v)
+		}
+	case *array.Float64:
+		keys = t.scratchKeys(k.Len())
+		for i, v := range k.Float64Values() {
+			keys[i] = floatKeyBits(v)
+		}
+	default:
+		return false
+	}
+	t.assignKeys(key, keys, ids)
+	return true
+}
+
+// int64Bits views int64 values as their two's complement bits, without copying.
+func int64Bits(vals []int64) []uint64 {
+	if len(vals) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals))
+}
+
+// scratchKeys returns a reusable key buffer of n elements.
+func (t *aggGroupTable) scratchKeys(n int) []uint64 {
+	if cap(t.keyBuf) < n {
+		t.keyBuf = make([]uint64, n)
+	}
+	return t.keyBuf[:n]
+}
+
+// floatKeyBits is the 64-bit key of a float64 group value: -0 and +0 share one key, and so do
+// all NaNs, as in the row-key encoding.
+func floatKeyBits(v float64) uint64 {
+	switch {
+	case v == 0:
+		return 0
+	case v != v:
+		return 0x7FF8000000000001
+	}
+	return math.Float64bits(v)
+}
+
+// assignKeys looks up every row's 64-bit key (keys[i] for row i of arr), creating groups for new
+// keys; NULL rows of arr share one group.
+func (t *aggGroupTable) assignKeys(arr arrow.Array, keys []uint64, ids []uint32) {
+	nulls := arr.NullN() > 0
+	m := &t.fixed
+	for i, k := range keys {
+		if nulls && arr.IsNull(i) {
 			if t.nullID < 0 {
 				t.nullID = int64(t.newGroup(i))
 			}
 			ids[i] = uint32(t.nullID)
 			continue
 		}
-		id, ok := t.intIDs[v]
-		if !ok {
-			id = t.newGroup(i)
-			t.intIDs[v] = id
+		if id, ok := m.get(k); ok {
+			ids[i] = id
+			continue
+		}
+		id, found := m.lookupOrInsert(k, uint32(t.n))
+		if !found {
+			t.newGroup(i)
 		}
 		ids[i] = id
 	}

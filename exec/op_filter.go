@@ -6,7 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
 	"github.com/cachedb/cachedb/internal/errs"
 )
@@ -71,31 +71,43 @@ func filterBatch(ctx context.Context, tc *TaskContext, batch arrow.RecordBatch, 
 }
 
 // filterByMask returns the rows of batch whose mask entry is true (a NULL entry drops the row),
-// or nil when none is. The result is a new reference the caller releases.
+// or nil when none is. The result is a new reference the caller releases. The kept rows are
+// found word by word in the mask's bitmap and gathered once per column (see takeBatchRows).
 func filterByMask(ctx context.Context, tc *TaskContext, batch arrow.RecordBatch, mask *array.Boolean) (arrow.RecordBatch, error) {
-	n := countTrue(mask)
+	if mask.NullN() > 0 {
+		clean, err := PredicateToFilter(ctx, tc, mask)
+		if err != nil {
+			return nil, err
+		}
+		defer clean.Release()
+		mask = clean
+	}
+	n := mask.Len()
+	if int64(n) != batch.NumRows() {
+		return nil, errs.Internalf("filter mask has %d rows for a batch of %d", n, batch.NumRows())
+	}
+	bitmap, offset := maskBitmap(mask)
+	kept := 0
+	if bitmap != nil {
+		kept = bitutil.CountSetBits(bitmap, offset, n)
+	}
 	switch {
-	case n == 0:
+	case kept == 0:
 		return nil, nil
-	case n == mask.Len():
+	case kept == n:
 		batch.Retain()
 		return batch, nil
 	}
-	opts := compute.DefaultFilterOptions()
-	out, err := compute.FilterRecordBatch(compute.WithAllocator(ctx, tc.Alloc), batch, mask, opts)
-	if err != nil {
-		return nil, errs.Internalf("filter rows: %v", err)
-	}
-	return out, nil
+	sel := selectedRows(bitmap, offset, n, make([]int32, 0, kept))
+	return takeBatchRows(ctx, tc, batch, sel)
 }
 
-// countTrue counts the valid true entries of mask.
-func countTrue(mask *array.Boolean) int {
-	n := 0
-	for i := 0; i < mask.Len(); i++ {
-		if mask.IsValid(i) && mask.Value(i) {
-			n++
-		}
+// maskBitmap returns the value bits of a boolean array and the bit offset of its first row; nil
+// when the array has no value buffer (then it has no TRUE row).
+func maskBitmap(mask *array.Boolean) ([]byte, int) {
+	buf := mask.Data().Buffers()[1]
+	if buf == nil {
+		return nil, 0
 	}
-	return n
+	return buf.Bytes(), mask.Data().Offset()
 }

@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"time"
 
 	"github.com/cachedb/cachedb/engine"
@@ -30,6 +31,8 @@ type config struct {
 	rows, batchRows, runs, threshold, partitions int
 	seed                                         uint64
 	outDir, results, python                      string
+	cpuProfile                                   string
+	cachedbOnly                                  bool
 }
 
 func main() {
@@ -43,6 +46,8 @@ func main() {
 	flag.StringVar(&c.outDir, "out", "bench/out", "directory for the generated Parquet file")
 	flag.StringVar(&c.results, "results", "bench/results/aggregate.json", "where to write the figures")
 	flag.StringVar(&c.python, "python", "python3", "Python with the duckdb package (scripts/venv.sh)")
+	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of cachedb's timed runs to this file")
+	flag.BoolVar(&c.cachedbOnly, "cachedb-only", false, "time cachedb only: no DuckDB, no results file")
 	flag.Parse()
 	if err := run(context.Background(), c); err != nil {
 		fmt.Fprintln(os.Stderr, "aggregate:", err)
@@ -115,9 +120,19 @@ func run(ctx context.Context, c config) error {
 	}
 	fmt.Fprintf(os.Stderr, "generated %d rows into the engine and %s in %.1fs\n", c.rows, parquetPath, time.Since(began).Seconds())
 
-	engTiming, engSum, err := timeEngine(ctx, eng, query, c.runs)
+	stopProfile, err := startCPUProfile(c.cpuProfile)
 	if err != nil {
 		return err
+	}
+	engTiming, engSum, err := timeEngine(ctx, eng, query, c.runs)
+	stopProfile()
+	if err != nil {
+		return err
+	}
+	if c.cachedbOnly {
+		fmt.Printf("cachedb (memory): best %.3f s, median %.3f s, runs %.3f, %d groups\n",
+			engTiming.Best, engTiming.Median, engTiming.Runs, engSum.Rows)
+		return nil
 	}
 	duck, err := runDuckDB(c, parquetPath)
 	if err != nil {
@@ -145,6 +160,26 @@ func run(ctx context.Context, c config) error {
 			engSum, duck.Parquet.Checksum, duck.Memory.Checksum)
 	}
 	return nil
+}
+
+// startCPUProfile starts a CPU profile into path (nothing when path is empty) and returns the
+// function that stops it.
+func startCPUProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("creating CPU profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("starting CPU profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 func runDuckDB(c config, parquetPath string) (duckdbResult, error) {
