@@ -62,6 +62,11 @@ func resolveLogic(name string) ScalarResolver {
 				return nil, err
 			}
 			defer done()
+			if len(bs) == 2 && name != "xor" && n > 0 {
+				if out := bitmapLogic(tc.Alloc, name == "and", bs[0], bs[1]); out != nil {
+					return out, nil
+				}
+			}
 			return buildRows(newBoolBuilder(tc.Alloc), n, func(i int) (bool, bool, error) {
 				val, valid := bs[0].Value(i), bs[0].IsValid(i)
 				for _, b := range bs[1:] {
