@@ -15,9 +15,11 @@ func DefaultRules() []Rule {
 // maxPasses bounds the fixpoint loop; rules are written to converge well before it.
 const maxPasses = 16
 
-// Optimize rewrites p with DefaultRules to a fixpoint, then prunes unused columns. Subquery
-// plans inside expressions are optimized the same way.
+// Optimize orders join clusters (ReorderJoins, once), rewrites p with DefaultRules to a
+// fixpoint, then prunes unused columns. Subquery plans inside expressions are optimized the same
+// way.
 func Optimize(p Plan) Plan {
+	p, _ = ReorderJoins{}.Rewrite(p)
 	p = OptimizeWith(p, DefaultRules())
 	p = pruneColumns(p)
 	return mapSubqueryPlans(p, Optimize)
