@@ -96,3 +96,13 @@ type IndexCatalog interface {
 	CreateIndex(ctx context.Context, table, name string) error
 	DropIndex(ctx context.Context, table, name string) error
 }
+
+// TriggerCatalog records triggers by name. cachedb runs no trigger bodies; the SQL layer admits
+// only triggers whose body is empty, so recording them is all there is to do.
+type TriggerCatalog interface {
+	// CreateTrigger fails with errs.AlreadyExists when the name is taken (unless ifNotExists)
+	// and errs.NotFound when the table does not exist.
+	CreateTrigger(ctx context.Context, name, table string, ifNotExists bool) error
+	// DropTrigger fails with errs.NotFound unless ifExists.
+	DropTrigger(ctx context.Context, name string, ifExists bool) error
+}

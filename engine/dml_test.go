@@ -71,3 +71,30 @@ func TestIndexNamesAreTracked(t *testing.T) {
 		t.Errorf("index on an unknown table: %v, want not found", err)
 	}
 }
+
+func TestTriggersWithEmptyBodiesAreRecorded(t *testing.T) {
+	e := newTestEngine(t)
+	setupT1(t, e)
+	ctx := context.Background()
+	run(t, e, "CREATE TRIGGER t1r1 AFTER UPDATE ON t1 FOR EACH ROW BEGIN END;")
+	if _, err := e.Execute(ctx, "CREATE TRIGGER t1r1 BEFORE INSERT ON t1 FOR EACH ROW BEGIN END", nil); errs.CategoryOf(err) != errs.AlreadyExists {
+		t.Errorf("second trigger of one name: %v, want already exists", err)
+	}
+	if _, err := e.Execute(ctx, "CREATE TRIGGER t1r2 AFTER INSERT ON t1 FOR EACH ROW BEGIN UPDATE t2 SET d = 0; END", nil); errs.CategoryOf(err) != errs.Unsupported {
+		t.Errorf("trigger with a body: %v, want unsupported (bodies never run, so they are refused)", err)
+	}
+	if _, err := e.Execute(ctx, "CREATE TRIGGER t1r3 AFTER INSERT ON nope FOR EACH ROW BEGIN END", nil); errs.CategoryOf(err) != errs.NotFound {
+		t.Errorf("trigger on a missing table: %v, want not found", err)
+	}
+	run(t, e, "UPDATE t1 SET b = 1 WHERE a = 1")
+	run(t, e, "DROP TRIGGER t1r1")
+	if _, err := e.Execute(ctx, "DROP TRIGGER t1r1", nil); errs.CategoryOf(err) != errs.NotFound {
+		t.Errorf("drop of a dropped trigger: %v, want not found", err)
+	}
+	run(t, e, "DROP TRIGGER IF EXISTS t1r1")
+	run(t, e, "CREATE TRIGGER t1r4 BEFORE DELETE ON t1 FOR EACH ROW BEGIN END")
+	run(t, e, "DROP TABLE t1")
+	if _, err := e.Execute(ctx, "DROP TRIGGER t1r4", nil); errs.CategoryOf(err) != errs.NotFound {
+		t.Errorf("a dropped table's triggers go with it: %v", err)
+	}
+}

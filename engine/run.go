@@ -126,6 +126,10 @@ func (e *Engine) execute(ctx context.Context, sqlText string, params []scalar.Sc
 		return &Result{}, e.catalog.CreateIndex(ctx, s.Table, s.Name)
 	case *planner.DropIndex:
 		return &Result{}, e.catalog.DropIndex(ctx, s.Table, s.Name)
+	case *planner.CreateTrigger:
+		return &Result{}, e.catalog.CreateTrigger(ctx, s.Name, s.Table, s.IfNotExists)
+	case *planner.DropTrigger:
+		return &Result{}, e.catalog.DropTrigger(ctx, s.Name, s.IfExists)
 	case *planner.Set:
 		return &Result{}, nil
 	}

@@ -109,18 +109,33 @@ type CreateIndex struct{ Table, Name string }
 // DropIndex is DROP INDEX name [ON table] (Table empty without ON).
 type DropIndex struct{ Table, Name string }
 
+// CreateTrigger is CREATE TRIGGER name {BEFORE|AFTER} {INSERT|UPDATE|DELETE} ON table FOR EACH
+// ROW BEGIN END: a trigger with an empty body, recorded by name.
+type CreateTrigger struct {
+	Name, Table, Timing, Event string
+	IfNotExists                bool
+}
+
+// DropTrigger is DROP TRIGGER [IF EXISTS] name.
+type DropTrigger struct {
+	Name     string
+	IfExists bool
+}
+
 // Set is a session statement (SET …) that cachedb accepts and ignores.
 type Set struct{ Text string }
 
-func (*Query) statement()       {}
-func (*Explain) statement()     {}
-func (*CreateTable) statement() {}
-func (*Insert) statement()      {}
-func (*DropTable) statement()   {}
-func (*Set) statement()         {}
-func (*Delete) statement()      {}
-func (*Update) statement()      {}
-func (*CreateView) statement()  {}
-func (*DropView) statement()    {}
-func (*CreateIndex) statement() {}
-func (*DropIndex) statement()   {}
+func (*Query) statement()         {}
+func (*Explain) statement()       {}
+func (*CreateTable) statement()   {}
+func (*Insert) statement()        {}
+func (*DropTable) statement()     {}
+func (*Set) statement()           {}
+func (*Delete) statement()        {}
+func (*Update) statement()        {}
+func (*CreateView) statement()    {}
+func (*DropView) statement()      {}
+func (*CreateIndex) statement()   {}
+func (*DropIndex) statement()     {}
+func (*CreateTrigger) statement() {}
+func (*DropTrigger) statement()   {}

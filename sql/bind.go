@@ -26,6 +26,9 @@ func Bind(ctx context.Context, text string, cat catalog.Catalog, params []scalar
 		if q, ok, serr := b.setOperation(text); ok {
 			return q, serr
 		}
+		if st, ok, terr := b.trigger(text); ok {
+			return st, terr
+		}
 		if kind := unsupportedPrefix(text); kind != "" {
 			return nil, errs.Unsupportedf("statement %s is not supported", kind)
 		}

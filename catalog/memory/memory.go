@@ -25,17 +25,20 @@ type Catalog struct {
 	views  map[string]string // lower-case name → query text
 	// indexes maps a lower-case table name to the lower-case names of its indexes.
 	indexes map[string]map[string]bool
+	// triggers maps a lower-case trigger name to the lower-case name of its table.
+	triggers map[string]string
 }
 
 var (
 	_ catalog.MutableCatalog = (*Catalog)(nil)
 	_ catalog.ViewCatalog    = (*Catalog)(nil)
 	_ catalog.IndexCatalog   = (*Catalog)(nil)
+	_ catalog.TriggerCatalog = (*Catalog)(nil)
 )
 
 // NewCatalog returns an empty catalog with the given name.
 func NewCatalog(name string) *Catalog {
-	return &Catalog{name: name, tables: map[string]*Table{}, views: map[string]string{}, indexes: map[string]map[string]bool{}}
+	return &Catalog{name: name, tables: map[string]*Table{}, views: map[string]string{}, indexes: map[string]map[string]bool{}, triggers: map[string]string{}}
 }
 
 // Name implements catalog.Catalog.
@@ -106,6 +109,11 @@ func (c *Catalog) DropTable(_ context.Context, name string, ifExists bool) error
 	if ok {
 		delete(c.tables, key)
 		delete(c.indexes, key)
+		for trigger, table := range c.triggers {
+			if table == key {
+				delete(c.triggers, trigger)
+			}
+		}
 	}
 	c.mu.Unlock()
 	if !ok {
@@ -152,6 +160,38 @@ func (c *Catalog) DropView(_ context.Context, name string, ifExists bool) error 
 		return errs.NotFoundf("view %q does not exist", name)
 	}
 	delete(c.views, key)
+	return nil
+}
+
+// CreateTrigger implements catalog.TriggerCatalog.
+func (c *Catalog) CreateTrigger(_ context.Context, name, table string, ifNotExists bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := strings.ToLower(table)
+	if _, ok := c.tables[key]; !ok {
+		return errs.NotFoundf("table %q does not exist", table)
+	}
+	if _, ok := c.triggers[strings.ToLower(name)]; ok {
+		if ifNotExists {
+			return nil
+		}
+		return errs.AlreadyExistsf("Trigger %q already exists", name)
+	}
+	c.triggers[strings.ToLower(name)] = key
+	return nil
+}
+
+// DropTrigger implements catalog.TriggerCatalog.
+func (c *Catalog) DropTrigger(_ context.Context, name string, ifExists bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.triggers[strings.ToLower(name)]; !ok {
+		if ifExists {
+			return nil
+		}
+		return errs.NotFoundf("Trigger %q does not exist", name)
+	}
+	delete(c.triggers, strings.ToLower(name))
 	return nil
 }
 
