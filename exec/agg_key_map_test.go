@@ -52,7 +52,7 @@ func TestGroupTableFixedKeys(t *testing.T) {
 		{"float64", func(mem memory.Allocator) arrow.Array {
 			b := array.NewFloat64Builder(mem)
 			defer b.Release()
-			b.AppendValues([]float64{-0.0, 0.0, nan, -nan, 1.5, 0, 1.5}, []bool{true, true, true, true, true, false, true})
+			b.AppendValues([]float64{math.Copysign(0, -1), 0.0, nan, -nan, 1.5, 0, 1.5}, []bool{true, true, true, true, true, false, true})
 			return b.NewArray()
 		}, []uint32{0, 0, 1, 1, 2, 3, 2}},
 		{"date32", func(mem memory.Allocator) arrow.Array {

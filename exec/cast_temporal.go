@@ -12,8 +12,6 @@ import (
 // 'YYYY-MM-DD hh:mm:ss[.ffffff]' (a 'T' separator is accepted too). Text that is not a valid
 // date or time converts to NULL, as MySQL's CAST does. Times are UTC.
 
-const microsPerDay = 86400 * 1_000_000
-
 var dateTimeLayouts = []string{
 	"2006-01-02 15:04:05.999999999",
 	"2006-01-02T15:04:05.999999999",

@@ -229,12 +229,12 @@ func TestHashAggregateErrors(t *testing.T) {
 
 func TestHashAggregateString(t *testing.T) {
 	src := &aggTestSource{schema: aggTestSchema, parts: aggTestInput}
-	op, err := NewHashAggregate(src, []Expr{aggCol(aggTestSchema, "g"), aggCol(aggTestSchema, "s")}, []string{"g", "s"},
+	_, err := NewHashAggregate(src, []Expr{aggCol(aggTestSchema, "g"), aggCol(aggTestSchema, "s")}, []string{"g", "s"},
 		[]AggregateSpec{aggSpec("count", false), aggSpec("sum", false, "x"), aggSpec("count", true, "d")}, AggregatePartial)
 	if err == nil {
 		t.Fatal("distinct in partial mode must fail")
 	}
-	op, err = NewHashAggregate(src, []Expr{aggCol(aggTestSchema, "g"), aggCol(aggTestSchema, "s")}, []string{"g", "s"},
+	op, err := NewHashAggregate(src, []Expr{aggCol(aggTestSchema, "g"), aggCol(aggTestSchema, "s")}, []string{"g", "s"},
 		[]AggregateSpec{aggSpec("count", false), aggSpec("sum", false, "x")}, AggregatePartial)
 	if err != nil {
 		t.Fatal(err)
