@@ -60,40 +60,64 @@ func transformUp(p Plan, f func(Plan) (Plan, bool)) (Plan, bool) {
 	return np, changed || c
 }
 
+// rewriteExpr rebuilds e top-down: where f returns (x, true), x replaces the node and is not
+// descended into; elsewhere the node is copied with its operands rewritten. Subquery plans are
+// not entered (f sees the subquery nodes themselves). e itself is never mutated.
+func rewriteExpr(e Expr, f func(Expr) (Expr, bool)) Expr {
+	if e == nil {
+		return nil
+	}
+	if x, ok := f(e); ok {
+		return x
+	}
+	switch e := e.(type) {
+	case *Call:
+		c := *e
+		c.Args = rewriteExprs(e.Args, f)
+		return &c
+	case *Cast:
+		c := *e
+		c.Expr = rewriteExpr(e.Expr, f)
+		return &c
+	case *Case:
+		c := *e
+		c.Operand = rewriteExpr(e.Operand, f)
+		c.Whens = make([]When, len(e.Whens))
+		for i, w := range e.Whens {
+			c.Whens[i] = When{Cond: rewriteExpr(w.Cond, f), Then: rewriteExpr(w.Then, f)}
+		}
+		c.Else = rewriteExpr(e.Else, f)
+		return &c
+	case *AggregateCall:
+		c := *e
+		c.Args = rewriteExprs(e.Args, f)
+		return &c
+	case *InSubquery:
+		c := *e
+		c.Expr = rewriteExpr(e.Expr, f)
+		return &c
+	}
+	return e
+}
+
+func rewriteExprs(es []Expr, f func(Expr) (Expr, bool)) []Expr {
+	out := make([]Expr, len(es))
+	for i, e := range es {
+		out[i] = rewriteExpr(e, f)
+	}
+	return out
+}
+
 // substitute returns e with every ColumnRef whose ID is in repl replaced by repl's expression.
 // It does not descend into subquery plans: callers avoid substituting into expressions that
 // contain subqueries.
 func substitute(e Expr, repl map[ColumnID]Expr) Expr {
-	switch e := e.(type) {
-	case *ColumnRef:
-		if r, ok := repl[e.ID]; ok {
-			return r
+	return rewriteExpr(e, func(x Expr) (Expr, bool) {
+		if c, ok := x.(*ColumnRef); ok {
+			if r, found := repl[c.ID]; found {
+				return r, true
+			}
 		}
-		return e
-	case *Call:
-		c := *e
-		c.Args = make([]Expr, len(e.Args))
-		for i, a := range e.Args {
-			c.Args[i] = substitute(a, repl)
-		}
-		return &c
-	case *Cast:
-		c := *e
-		c.Expr = substitute(e.Expr, repl)
-		return &c
-	case *Case:
-		c := *e
-		if e.Operand != nil {
-			c.Operand = substitute(e.Operand, repl)
-		}
-		c.Whens = make([]When, len(e.Whens))
-		for i, w := range e.Whens {
-			c.Whens[i] = When{Cond: substitute(w.Cond, repl), Then: substitute(w.Then, repl)}
-		}
-		if e.Else != nil {
-			c.Else = substitute(e.Else, repl)
-		}
-		return &c
-	}
-	return e
+		return nil, false
+	})
 }

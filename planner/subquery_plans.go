@@ -14,42 +14,17 @@ func mapExprSubqueries(e Expr, f func(Plan) Plan) Expr {
 	if e == nil || !hasSubquery(e) {
 		return e
 	}
-	switch e := e.(type) {
-	case *ScalarSubquery:
-		return &ScalarSubquery{Plan: f(e.Plan)}
-	case *Exists:
-		return &Exists{Plan: f(e.Plan), Negated: e.Negated}
-	case *InSubquery:
-		return &InSubquery{Expr: mapExprSubqueries(e.Expr, f), Plan: f(e.Plan), Negated: e.Negated}
-	case *Call:
-		c := *e
-		c.Args = make([]Expr, len(e.Args))
-		for i, a := range e.Args {
-			c.Args[i] = mapExprSubqueries(a, f)
+	return rewriteExpr(e, func(x Expr) (Expr, bool) {
+		switch x := x.(type) {
+		case *ScalarSubquery:
+			return &ScalarSubquery{Plan: f(x.Plan)}, true
+		case *Exists:
+			return &Exists{Plan: f(x.Plan), Negated: x.Negated}, true
+		case *InSubquery:
+			return &InSubquery{Expr: mapExprSubqueries(x.Expr, f), Plan: f(x.Plan), Negated: x.Negated}, true
 		}
-		return &c
-	case *Cast:
-		c := *e
-		c.Expr = mapExprSubqueries(e.Expr, f)
-		return &c
-	case *Case:
-		c := *e
-		c.Operand = mapExprSubqueries(e.Operand, f)
-		c.Whens = make([]When, len(e.Whens))
-		for i, w := range e.Whens {
-			c.Whens[i] = When{Cond: mapExprSubqueries(w.Cond, f), Then: mapExprSubqueries(w.Then, f)}
-		}
-		c.Else = mapExprSubqueries(e.Else, f)
-		return &c
-	case *AggregateCall:
-		c := *e
-		c.Args = make([]Expr, len(e.Args))
-		for i, a := range e.Args {
-			c.Args[i] = mapExprSubqueries(a, f)
-		}
-		return &c
-	}
-	return e
+		return nil, false
+	})
 }
 
 // mapNodeExprs returns a copy of n with f applied to each expression the node evaluates.
