@@ -44,6 +44,16 @@ func (d Decorrelate) Rewrite(p Plan) (Plan, bool) {
 // toJoin returns input joined with the subquery of cond, or nil if cond does not qualify.
 func (d Decorrelate) toJoin(input Plan, cond Expr) Plan {
 	outer := SchemaIDs(input.Schema())
+	// NOT EXISTS (…) and NOT (x IN (…)) arrive as not(…) around the subquery; under three-valued
+	// logic they are exactly the negated forms.
+	if call, ok := cond.(*Call); ok && call.Func == "not" && len(call.Args) == 1 {
+		switch inner := call.Args[0].(type) {
+		case *Exists:
+			cond = &Exists{Plan: inner.Plan, Negated: !inner.Negated}
+		case *InSubquery:
+			cond = &InSubquery{Expr: inner.Expr, Plan: inner.Plan, Negated: !inner.Negated}
+		}
+	}
 	switch c := cond.(type) {
 	case *Exists:
 		body, corr, ok := splitCorrelated(c.Plan, outer)

@@ -50,3 +50,15 @@ func TestDecorrelateLeavesCorrelatedNotInAlone(t *testing.T) {
 		t.Fatal("a correlated NOT IN has per-row NULL semantics a null-aware anti join does not model")
 	}
 }
+
+func TestDecorrelateNotAroundExistsBecomesAntiJoin(t *testing.T) {
+	b := newPlanBuilder(t)
+	t1, t2 := b.scan("t1"), b.scan("t2")
+	exists := &Exists{Plan: &Filter{Input: t2, Cond: cmp("=", col(t2.Columns[0]), col(t1.Columns[0]))}}
+	notExists := &Call{Func: "not", Args: []Expr{exists}, T: exists.Type()}
+	p := OptimizeWith(&Filter{Input: t1, Cond: notExists}, []Rule{Decorrelate{}})
+	assertPlan(t, p, `
+Join: anti on (a#4 = a#1)
+  Scan: t1 columns=[a#1, b#2, c#3]
+  Scan: t2 columns=[a#4, b#5, c#6]`)
+}
