@@ -258,7 +258,7 @@ func (a *aggFloatSum) update(groups []uint32, args []arrow.Array) error {
 	case *array.String:
 		for i, g := range groups {
 			if aggValid(arg, nulls, i) {
-				a.sums[g] += aggParseFloatPrefix(in.Value(i))
+				a.sums[g] += parseFloatPrefix(in.Value(i))
 				a.counts[g]++
 			}
 		}

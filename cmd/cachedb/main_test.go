@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
 )
 
 // binary is the cachedb binary built once for the process tests.
