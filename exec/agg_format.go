@@ -50,4 +50,3 @@ func aggAppendText(dst []byte, arr arrow.Array, i int) []byte {
 	}
 	return dst
 }
-
