@@ -75,3 +75,24 @@ def test_bad_query_raises_and_server_keeps_serving(server, sql, named):
         with conn.cursor() as cur:
             cur.execute("SELECT 1 + 1")
             assert cur.fetchall() == [(2,)]
+
+
+def test_parameters_bind_through_prepared_statements(conn):
+    name = unique_table("params")
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE TABLE {name} (a INTEGER, b VARCHAR(10))")
+        cur.executemany(f"INSERT INTO {name} VALUES (?, ?)", [(1, "x"), (2, "y"), (3, None)])
+        cur.execute(f"SELECT b FROM {name} WHERE a >= ? ORDER BY a", (2,))
+        assert cur.fetchall() == [("y",), (None,)]
+
+
+def test_integer_division_is_decimal(conn):
+    # MySQL semantics: dividing integers yields a DECIMAL with four more fractional digits.
+    with conn.cursor() as cur:
+        cur.execute("SELECT 1 / 3 AS q, 7 DIV 2 AS d, 1 / 0 AS z")
+        table = cur.fetch_arrow_table()
+    assert pa.types.is_decimal(table.schema.field("q").type)
+    assert table.schema.field("q").type.scale == 4
+    assert str(table.column("q")[0].as_py()) == "0.3333"
+    assert table.column("d").to_pylist() == [3]
+    assert table.column("z").to_pylist() == [None]
