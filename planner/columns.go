@@ -141,8 +141,8 @@ func onlyFrom(e Expr, ids map[ColumnID]bool) bool {
 	return true
 }
 
-// hasSubquery reports whether e contains a subquery expression.
-func hasSubquery(e Expr) bool {
+// HasSubquery reports whether e contains a subquery expression.
+func HasSubquery(e Expr) bool {
 	found := false
 	walkExpr(e, func(x Expr) {
 		switch x.(type) {

@@ -240,7 +240,7 @@ func splitEquiKeys(on Expr, left, right map[ColumnID]bool) (lkeys, rkeys []Expr,
 	var rest []Expr
 	for _, c := range conjuncts(on) {
 		call, ok := c.(*Call)
-		if ok && call.Func == "=" && len(call.Args) == 2 && !hasSubquery(call) {
+		if ok && call.Func == "=" && len(call.Args) == 2 && !HasSubquery(call) {
 			a, b := call.Args[0], call.Args[1]
 			switch {
 			case onlyFrom(a, left) && onlyFrom(b, right) && !isConstant(a) && !isConstant(b):

@@ -66,7 +66,7 @@ func (d Decorrelate) toJoin(input Plan, cond Expr) Plan {
 		}
 		return &Join{Left: input, Right: body, Kind: kind, On: orTrue(and(corr...)), Columns: input.Schema()}
 	case *InSubquery:
-		if hasSubquery(c.Expr) || !onlyFrom(c.Expr, outer) {
+		if HasSubquery(c.Expr) || !onlyFrom(c.Expr, outer) {
 			return nil
 		}
 		body, corr, ok := splitCorrelated(c.Plan, outer)
@@ -108,7 +108,7 @@ func splitCorrelated(p Plan, outer map[ColumnID]bool) (body Plan, corr []Expr, o
 			break
 		}
 		for _, e := range pr.Exprs {
-			if hasSubquery(e) || !onlyFrom(e, SchemaIDs(pr.Input.Schema())) {
+			if HasSubquery(e) || !onlyFrom(e, SchemaIDs(pr.Input.Schema())) {
 				return nil, nil, false
 			}
 		}
@@ -130,7 +130,7 @@ func splitCorrelated(p Plan, outer map[ColumnID]bool) (body Plan, corr []Expr, o
 			switch {
 			case !correlated:
 				local = append(local, c)
-			case hasSubquery(c):
+			case HasSubquery(c):
 				return nil, nil, false
 			default:
 				corr = append(corr, c)

@@ -35,7 +35,7 @@ func (r PushFilters) pushFilter(f *Filter) (Plan, bool) {
 		scan := *in
 		scan.Filters = append([]Expr(nil), in.Filters...)
 		for _, c := range conds {
-			if hasSubquery(c) {
+			if HasSubquery(c) {
 				keep = append(keep, c)
 				continue
 			}
@@ -48,7 +48,7 @@ func (r PushFilters) pushFilter(f *Filter) (Plan, bool) {
 	case *Project:
 		repl := map[ColumnID]Expr{}
 		for i, e := range in.Exprs {
-			if !hasSubquery(e) {
+			if !HasSubquery(e) {
 				repl[in.Columns[i].ID] = e
 			}
 		}
@@ -56,7 +56,7 @@ func (r PushFilters) pushFilter(f *Filter) (Plan, bool) {
 		for _, c := range conds {
 			used := map[ColumnID]bool{}
 			ExprColumns(c, used)
-			ok := !hasSubquery(c)
+			ok := !HasSubquery(c)
 			for id := range used {
 				if _, found := repl[id]; !found && Schema(in.Columns).IndexOf(id) >= 0 {
 					ok = false
@@ -92,7 +92,7 @@ func (r PushFilters) pushIntoJoin(j *Join, conds []Expr, f *Filter) (Plan, bool)
 			toLeft = append(toLeft, c)
 		case (j.Kind == InnerJoin || j.Kind == CrossJoin) && onlyFrom(c, right):
 			toRight = append(toRight, c)
-		case (j.Kind == InnerJoin || j.Kind == CrossJoin) && !hasSubquery(c) && onlyFrom(c, union(left, right)):
+		case (j.Kind == InnerJoin || j.Kind == CrossJoin) && !HasSubquery(c) && onlyFrom(c, union(left, right)):
 			toOn = append(toOn, c)
 		default:
 			keep = append(keep, c)
@@ -128,7 +128,7 @@ func (r PushFilters) pushJoinCondition(j *Join) (Plan, bool) {
 	var toLeft, toRight, keep []Expr
 	for _, c := range conjuncts(j.On) {
 		switch {
-		case hasSubquery(c) || isConstant(c):
+		case HasSubquery(c) || isConstant(c):
 			keep = append(keep, c)
 		case j.Kind == InnerJoin && onlyFrom(c, left):
 			toLeft = append(toLeft, c)

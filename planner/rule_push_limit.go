@@ -35,7 +35,7 @@ func (PushLimit) Rewrite(p Plan) (Plan, bool) {
 
 func hasSubqueries(es []Expr) bool {
 	for _, e := range es {
-		if hasSubquery(e) {
+		if HasSubquery(e) {
 			return true
 		}
 	}

@@ -110,7 +110,7 @@ func orderJoins(schema Schema, rels []Plan, conds []Expr) Plan {
 	for _, c := range conds {
 		set := relsOf(c)
 		switch {
-		case hasSubquery(c) || len(set) == 0:
+		case HasSubquery(c) || len(set) == 0:
 			top = append(top, c)
 		case len(set) == 1:
 			for i := range set {

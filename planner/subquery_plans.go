@@ -11,7 +11,7 @@ func mapSubqueryPlans(p Plan, f func(Plan) Plan) Plan {
 
 // mapExprSubqueries rebuilds e with f applied to each subquery plan in it.
 func mapExprSubqueries(e Expr, f func(Plan) Plan) Expr {
-	if e == nil || !hasSubquery(e) {
+	if e == nil || !HasSubquery(e) {
 		return e
 	}
 	return rewriteExpr(e, func(x Expr) (Expr, bool) {

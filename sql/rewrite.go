@@ -10,42 +10,10 @@ import (
 // exprKey identifies an expression structurally: two expressions with the same key compute the
 // same value over the same columns. Expressions holding a subquery are only equal to themselves.
 func exprKey(e planner.Expr) string {
-	if hasSubquery(e) {
+	if planner.HasSubquery(e) {
 		return fmt.Sprintf("%p", e)
 	}
 	return e.String() + "::" + e.Type().String()
-}
-
-// hasSubquery reports whether e contains a subquery expression.
-func hasSubquery(e planner.Expr) bool {
-	switch e := e.(type) {
-	case *planner.ScalarSubquery, *planner.Exists, *planner.InSubquery:
-		return true
-	case *planner.Call:
-		for _, a := range e.Args {
-			if hasSubquery(a) {
-				return true
-			}
-		}
-	case *planner.Cast:
-		return hasSubquery(e.Expr)
-	case *planner.Case:
-		if e.Operand != nil && hasSubquery(e.Operand) || e.Else != nil && hasSubquery(e.Else) {
-			return true
-		}
-		for _, w := range e.Whens {
-			if hasSubquery(w.Cond) || hasSubquery(w.Then) {
-				return true
-			}
-		}
-	case *planner.AggregateCall:
-		for _, a := range e.Args {
-			if hasSubquery(a) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // grouping rewrites expressions bound over an aggregate's input so that they read only the

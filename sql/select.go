@@ -332,7 +332,7 @@ func (s *selectBlock) computedFromVisible(x planner.Expr) bool {
 			visible[c.ID] = true
 		}
 	}
-	if hasSubquery(x) {
+	if planner.HasSubquery(x) {
 		return false
 	}
 	used := map[planner.ColumnID]bool{}
