@@ -150,26 +150,39 @@ func (a *aggDecimalSum) merge(groups []uint32, states []arrow.Array) error {
 	}
 	vals := sums.Values()
 	nulls := sums.NullN() > 0
-	var counts []int64
-	if a.avg {
-		c, ok := states[1].(*array.Int64)
-		if !ok {
-			return errs.Internalf("avg count state must be int64, got %s", states[1].DataType())
-		}
-		counts = c.Int64Values()
+	counts, err := avgCountState(a.avg, states)
+	if err != nil {
+		return err
 	}
 	for i, g := range groups {
 		if !aggValid(sums, nulls, i) {
 			continue
 		}
 		a.sums[g] = a.sums[g].Add(vals[i])
-		if counts != nil {
-			a.counts[g] += counts[i]
-		} else {
-			a.counts[g]++
-		}
+		a.counts[g] += mergedCount(counts, i)
 	}
 	return nil
+}
+
+// avgCountState returns the row counts an AVG's partial state carries next to its sums (nil for
+// SUM, whose state is the sum alone).
+func avgCountState(avg bool, states []arrow.Array) ([]int64, error) {
+	if !avg {
+		return nil, nil
+	}
+	c, ok := states[1].(*array.Int64)
+	if !ok {
+		return nil, errs.Internalf("avg count state must be int64, got %s", states[1].DataType())
+	}
+	return c.Int64Values(), nil
+}
+
+// mergedCount is how many input rows partial row i stands for: its AVG count, or one for SUM.
+func mergedCount(counts []int64, i int) int64 {
+	if counts == nil {
+		return 1
+	}
+	return counts[i]
 }
 
 func (a *aggDecimalSum) finish(mem memory.Allocator) (arrow.Array, error) {
@@ -275,24 +288,16 @@ func (a *aggFloatSum) merge(groups []uint32, states []arrow.Array) error {
 	}
 	vals := sums.Float64Values()
 	nulls := sums.NullN() > 0
-	var counts []int64
-	if a.avg {
-		c, ok := states[1].(*array.Int64)
-		if !ok {
-			return errs.Internalf("avg count state must be int64, got %s", states[1].DataType())
-		}
-		counts = c.Int64Values()
+	counts, err := avgCountState(a.avg, states)
+	if err != nil {
+		return err
 	}
 	for i, g := range groups {
 		if !aggValid(sums, nulls, i) {
 			continue
 		}
 		a.sums[g] += vals[i]
-		if counts != nil {
-			a.counts[g] += counts[i]
-		} else {
-			a.counts[g]++
-		}
+		a.counts[g] += mergedCount(counts, i)
 	}
 	return nil
 }
