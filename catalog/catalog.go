@@ -22,6 +22,20 @@ type Catalog interface {
 	TableNames(ctx context.Context) ([]string, error)
 }
 
+// NamespacedCatalog is a catalog whose tables live in namespaces (Iceberg). Its Table accepts
+// "ns.table" (namespace levels joined by dots) and a bare "table" in DefaultNamespace; a name
+// may end in "@version" (a snapshot id, a timestamp or a branch or tag name) to pin an older
+// state. TableNames lists qualified "ns.table" names.
+type NamespacedCatalog interface {
+	Catalog
+	// DefaultNamespace is where unqualified names are looked up ("" when there is none).
+	DefaultNamespace() string
+	// Namespaces lists the namespaces, dotted, sorted.
+	Namespaces(ctx context.Context) ([]string, error)
+	// TablesIn lists the table names (unqualified) of one namespace, sorted.
+	TablesIn(ctx context.Context, namespace string) ([]string, error)
+}
+
 // MutableCatalog is a catalog that accepts DDL.
 type MutableCatalog interface {
 	Catalog
@@ -37,8 +51,9 @@ type Table interface {
 	// Schema is the table's Arrow schema. Field nullability is honoured.
 	Schema() *arrow.Schema
 	// Scan plans a read. The returned tasks are pinned to the table's state at the time of the
-	// call: rows appended later are not seen by them.
-	Scan(ctx context.Context, req ScanRequest) ([]ScanTask, error)
+	// call (for a memory table) or at the time the Table was resolved (for a versioned source
+	// such as Iceberg, whose Table is one snapshot): rows appended later are not seen by them.
+	Scan(ctx context.Context, req ScanRequest) (*ScanPlan, error)
 }
 
 // InsertableTable is a table that accepts appended rows.
@@ -50,13 +65,30 @@ type InsertableTable interface {
 }
 
 // ScanRequest says what a scan needs. Sources may use it to read less; the engine still applies
-// filters itself unless a source reports them exact.
+// the query's whole filter to every row a source returns.
 type ScanRequest struct {
 	// Columns are indexes into the table schema, in the order the scan must output them.
 	// Nil means all columns.
 	Columns []int
 	// Limit is a row limit a source may stop at (0 = none). Only set when no filter remains.
 	Limit int64
+	// Filter is implied by the query's condition: a source may skip any data it can prove has
+	// no row satisfying it (files, row groups, partitions), and may ignore any part of it.
+	Filter Filter
+}
+
+// ScanPlan is a planned read: its tasks and what the source can say about them.
+type ScanPlan struct {
+	// Tasks are the independently readable pieces, one exec partition each.
+	Tasks []ScanTask
+	// Explain summarizes the source's planning for EXPLAIN on one line, as space-separated
+	// key=value pairs (e.g. "snapshot=… files=3/12 row_groups=… bytes_planned=…"); empty when
+	// there is nothing to say.
+	Explain string
+	// Fetched, when set, reports what the plan's tasks have read from storage so far, in the
+	// same key=value form (e.g. "bytes_fetched=… requests=…"), for EXPLAIN ANALYZE. It is safe
+	// to call concurrently with the tasks.
+	Fetched func() string
 }
 
 // ScanTask is one independently readable piece of a scan: a unit of parallelism.

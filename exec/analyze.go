@@ -137,7 +137,13 @@ func FormatAnalyzedPlan(op Operator) string {
 			return ""
 		}
 		m := a.Metrics()
-		return fmt.Sprintf("  rows=%d batches=%d bytes=%d time=%s", m.Rows, m.Batches, m.Bytes, m.Elapsed.Round(time.Microsecond))
+		line := fmt.Sprintf("  rows=%d batches=%d bytes=%d time=%s", m.Rows, m.Batches, m.Bytes, m.Elapsed.Round(time.Microsecond))
+		if scan, ok := a.Unwrap().(*Scan); ok {
+			if fetched := scan.Fetched(); fetched != "" {
+				line += " " + fetched
+			}
+		}
+		return line
 	})
 	return b.String()
 }

@@ -23,6 +23,7 @@ type Scan struct {
 	req     catalog.ScanRequest
 	filters []Expr
 	tasks   []catalog.ScanTask
+	plan    *catalog.ScanPlan
 	source  *arrow.Schema // projected columns as the table stores them
 	schema  *arrow.Schema // projected columns with canonical types
 }
@@ -47,7 +48,7 @@ func NewScan(table catalog.Table, name string, req catalog.ScanRequest, filters 
 		canonical[i] = source[i]
 		canonical[i].Type = canonicalType(source[i].Type)
 	}
-	tasks, err := table.Scan(context.Background(), req)
+	plan, err := table.Scan(context.Background(), req)
 	if err != nil {
 		return nil, fmt.Errorf("plan scan of %s: %w", name, err)
 	}
@@ -56,7 +57,8 @@ func NewScan(table catalog.Table, name string, req catalog.ScanRequest, filters 
 		name:    name,
 		req:     req,
 		filters: filters,
-		tasks:   tasks,
+		tasks:   plan.Tasks,
+		plan:    plan,
 		source:  arrow.NewSchema(source, nil),
 		schema:  arrow.NewSchema(canonical, nil),
 	}, nil
@@ -83,6 +85,15 @@ func (s *Scan) Partitions() int { return max(len(s.tasks), 1) }
 // Table is the scanned table.
 func (s *Scan) Table() catalog.Table { return s.table }
 
+// Fetched reports what the scan's tasks have read from storage so far, as key=value pairs
+// ("" when the source does not say).
+func (s *Scan) Fetched() string {
+	if s.plan.Fetched == nil {
+		return ""
+	}
+	return s.plan.Fetched()
+}
+
 // Filters are the conditions the scan applies to every batch.
 func (s *Scan) Filters() []Expr { return s.filters }
 
@@ -105,6 +116,10 @@ func (s *Scan) String() string {
 		fmt.Fprintf(&b, " limit=%d", s.req.Limit)
 	}
 	fmt.Fprintf(&b, " partitions=%d", s.Partitions())
+	if s.plan.Explain != "" {
+		b.WriteString(" ")
+		b.WriteString(s.plan.Explain)
+	}
 	return b.String()
 }
 

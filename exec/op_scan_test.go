@@ -43,10 +43,11 @@ func TestScanCanonicalTypesAndFilters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tasks, err := tbl.Scan(context.Background(), catalog.ScanRequest{Columns: []int{0, 1}})
+	plan, err := tbl.Scan(context.Background(), catalog.ScanRequest{Columns: []int{0, 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tasks := plan.Tasks
 	if got := op.Partitions(); got != len(tasks) {
 		t.Errorf("partitions = %d, want %d (one per scan task)", got, len(tasks))
 	}

@@ -50,10 +50,11 @@ func abRows(rows ...string) arrow.RecordBatch {
 // contents renders every row a scan planned now reads, in table order.
 func contents(t *testing.T, tbl catalog.Table) string {
 	t.Helper()
-	tasks, err := tbl.Scan(context.Background(), catalog.ScanRequest{})
+	plan, err := tbl.Scan(context.Background(), catalog.ScanRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tasks := plan.Tasks
 	var out []string
 	for _, task := range tasks {
 		r, err := task.Open(context.Background(), memalloc.DefaultAllocator)
@@ -336,10 +337,11 @@ func TestScanPlannedBeforeReplacingInsertKeepsOldRows(t *testing.T) {
 	if _, err := mt.Insert(ctx, []arrow.RecordBatch{b}, ConflictError); err != nil {
 		t.Fatal(err)
 	}
-	tasks, err := tbl.Scan(ctx, catalog.ScanRequest{})
+	plan, err := tbl.Scan(ctx, catalog.ScanRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tasks := plan.Tasks
 	r := abRows("1,X")
 	defer r.Release()
 	if _, err := mt.Insert(ctx, []arrow.RecordBatch{r}, ConflictReplace); err != nil {

@@ -391,7 +391,7 @@ func concatBatches(schema *arrow.Schema, batches []arrow.RecordBatch) (arrow.Rec
 const batchesPerTask = 16
 
 // Scan implements catalog.Table. Each task covers up to batchesPerTask consecutive batches.
-func (t *Table) Scan(_ context.Context, req catalog.ScanRequest) ([]catalog.ScanTask, error) {
+func (t *Table) Scan(_ context.Context, req catalog.ScanRequest) (*catalog.ScanPlan, error) {
 	cols := req.Columns
 	if cols == nil {
 		cols = make([]int, t.schema.NumFields())
@@ -424,7 +424,7 @@ func (t *Table) Scan(_ context.Context, req catalog.ScanRequest) ([]catalog.Scan
 	if len(tasks) == 0 {
 		tasks = append(tasks, &scanTask{schema: out, cols: cols})
 	}
-	return tasks, nil
+	return &catalog.ScanPlan{Tasks: tasks}, nil
 }
 
 // scanTask reads a fixed slice of the table's batches. It may be opened any number of times

@@ -51,10 +51,11 @@ func TestScanIsPinnedToTheTableStateAtPlanning(t *testing.T) {
 	if err := it.Append(ctx, batch(1, 2, 3)); err != nil {
 		t.Fatal(err)
 	}
-	tasks, err := tbl.Scan(ctx, catalog.ScanRequest{})
+	plan, err := tbl.Scan(ctx, catalog.ScanRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tasks := plan.Tasks
 	if err := it.Append(ctx, batch(4)); err != nil {
 		t.Fatal(err)
 	}
@@ -122,10 +123,11 @@ func TestScanMergesSmallBatchesInOrder(t *testing.T) {
 		}
 		b.Release()
 	}
-	tasks, err := tbl.Scan(ctx, catalog.ScanRequest{})
+	plan, err := tbl.Scan(ctx, catalog.ScanRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tasks := plan.Tasks
 	if len(tasks) != 1 {
 		t.Fatalf("100 one-row inserts scan as %d tasks, want 1 after merging", len(tasks))
 	}
