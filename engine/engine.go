@@ -28,12 +28,21 @@ type Config struct {
 	Alloc memory.Allocator
 	// NoDemo leaves the demo table out of the catalog.
 	NoDemo bool
+	// Sources are catalogs queried beside the engine's own memory catalog (Iceberg catalogs),
+	// by the naming rules of catalog.Set. Their names must differ from CatalogName and from
+	// each other.
+	Sources []catalog.Catalog
+	// DefaultCatalog names the source catalog that unqualified and namespace-qualified table
+	// names fall back to ("" for none).
+	DefaultCatalog string
 }
 
 // Engine executes statements against its catalog. It is safe for concurrent use.
 type Engine struct {
 	cfg     Config
 	catalog *memcat.Catalog
+	// tables resolves names across catalog and cfg.Sources for queries.
+	tables *catalog.Set
 	// writeMu serializes statements that change table contents.
 	writeMu sync.Mutex
 }
@@ -58,8 +67,11 @@ type Prepared struct {
 	NumParams int
 }
 
-// Catalog returns the engine's catalog.
+// Catalog returns the engine's own catalog, which receives DDL.
 func (e *Engine) Catalog() catalog.MutableCatalog { return e.catalog }
+
+// Catalogs returns every catalog queries can name: the engine's own and the sources.
+func (e *Engine) Catalogs() *catalog.Set { return e.tables }
 
 // Execute runs one statement. params are bound to ? placeholders in order.
 func (e *Engine) Execute(ctx context.Context, sqlText string, params []scalar.Scalar) (*Result, error) {

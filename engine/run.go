@@ -34,6 +34,11 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Alloc = memory.DefaultAllocator
 	}
 	e := &Engine{cfg: cfg, catalog: memcat.NewCatalog(cfg.CatalogName)}
+	tables, err := catalog.NewSet(e.catalog, cfg.Sources, cfg.DefaultCatalog)
+	if err != nil {
+		return nil, err
+	}
+	e.tables = tables
 	if !cfg.NoDemo {
 		if err := createDemo(context.Background(), e.catalog, cfg.Alloc); err != nil {
 			return nil, err
@@ -81,7 +86,7 @@ func (r *cachedReader) Release() {
 }
 
 func (e *Engine) execute(ctx context.Context, sqlText string, params []scalar.Scalar) (*Result, error) {
-	stmt, err := sql.Bind(ctx, sqlText, e.catalog, params)
+	stmt, err := sql.Bind(ctx, sqlText, e.tables, params)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +146,7 @@ func (e *Engine) physicalOptions(analyze bool) planner.PhysicalOptions {
 }
 
 func (e *Engine) prepare(ctx context.Context, sqlText string) (*Prepared, error) {
-	stmt, err := sql.Bind(ctx, sqlText, e.catalog, nil)
+	stmt, err := sql.Bind(ctx, sqlText, e.tables, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -101,7 +101,7 @@ func (pp *physicalPlanner) planScan(p *Scan) (exec.Operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := catalog.ScanRequest{Columns: p.Indices, Limit: p.Limit}
+	req := catalog.ScanRequest{Columns: p.Indices, Limit: p.Limit, Filter: scanFilter(p)}
 	return exec.NewScan(p.Table, p.Name, req, filters)
 }
 

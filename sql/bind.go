@@ -67,7 +67,7 @@ func (b *binder) statement(stmt sqlparser.Statement, text string) (planner.State
 	case *sqlparser.Insert:
 		return b.insert(s)
 	case *sqlparser.DropTable:
-		return b.dropTable(s), nil
+		return b.dropTable(s)
 	case *sqlparser.Set:
 		return &planner.Set{Text: text}, nil
 	case *sqlparser.Update:

@@ -17,7 +17,11 @@ func (b *binder) createTable(s *sqlparser.CreateTable) (planner.Statement, error
 	if s.OptLike != nil {
 		return nil, errs.Unsupportedf("CREATE TABLE … LIKE is not supported")
 	}
-	out := &planner.CreateTable{Name: s.Table.Name.String(), IfNotExists: s.IfNotExists}
+	name, err := b.writableName(s.Table)
+	if err != nil {
+		return nil, err
+	}
+	out := &planner.CreateTable{Name: name, IfNotExists: s.IfNotExists}
 	if s.Select != nil {
 		if s.TableSpec != nil && len(s.TableSpec.Columns) > 0 {
 			return nil, errs.Unsupportedf("CREATE TABLE with both column definitions and AS SELECT is not supported")
@@ -65,12 +69,16 @@ func (b *binder) createTable(s *sqlparser.CreateTable) (planner.Statement, error
 }
 
 // dropTable binds DROP TABLE [IF EXISTS] t, ….
-func (b *binder) dropTable(s *sqlparser.DropTable) planner.Statement {
+func (b *binder) dropTable(s *sqlparser.DropTable) (planner.Statement, error) {
 	out := &planner.DropTable{IfExists: s.IfExists}
 	for _, t := range s.FromTables {
-		out.Names = append(out.Names, t.Name.String())
+		name, err := b.writableName(t)
+		if err != nil {
+			return nil, err
+		}
+		out.Names = append(out.Names, name)
 	}
-	return out
+	return out, nil
 }
 
 // insert binds INSERT [IGNORE] INTO t [(cols)] VALUES … | SELECT … and REPLACE INTO …, which
@@ -91,7 +99,10 @@ func (b *binder) insert(s *sqlparser.Insert) (planner.Statement, error) {
 	if !ok {
 		return nil, errs.Unsupportedf("INSERT into %s is not supported", sqlparser.String(s.Table))
 	}
-	name := tn.Name.String()
+	name, err := b.writableName(tn)
+	if err != nil {
+		return nil, err
+	}
 	table, err := b.cat.Table(b.ctx, name)
 	if err != nil {
 		if isNotFound(err) {

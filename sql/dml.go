@@ -17,7 +17,7 @@ import (
 // resolution, typing and error messages.
 
 // dmlTarget returns the table and alias of a single-table UPDATE or DELETE.
-func dmlTarget(exprs []sqlparser.TableExpr, what string) (table, alias string, err error) {
+func (b *binder) dmlTarget(exprs []sqlparser.TableExpr, what string) (table, alias string, err error) {
 	if len(exprs) != 1 {
 		return "", "", errs.Unsupportedf("%s of several tables is not supported", what)
 	}
@@ -29,7 +29,8 @@ func dmlTarget(exprs []sqlparser.TableExpr, what string) (table, alias string, e
 	if !ok {
 		return "", "", errs.Unsupportedf("%s of a derived table is not supported", what)
 	}
-	return tn.Name.String(), at.As.String(), nil
+	table, err = b.writableName(tn)
+	return table, at.As.String(), err
 }
 
 // fromClause renders FROM table [AS alias].
@@ -45,7 +46,7 @@ func (b *binder) delete(s *sqlparser.Delete) (planner.Statement, error) {
 	if s.With != nil || len(s.OrderBy) > 0 || s.Limit != nil || len(s.Targets) > 0 {
 		return nil, errs.Unsupportedf("DELETE with WITH, ORDER BY, LIMIT or several targets is not supported")
 	}
-	table, alias, err := dmlTarget(s.TableExprs, "DELETE")
+	table, alias, err := b.dmlTarget(s.TableExprs, "DELETE")
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +72,7 @@ func (b *binder) update(s *sqlparser.Update) (planner.Statement, error) {
 	if s.With != nil || len(s.OrderBy) > 0 || s.Limit != nil {
 		return nil, errs.Unsupportedf("UPDATE with WITH, ORDER BY or LIMIT is not supported")
 	}
-	table, alias, err := dmlTarget(s.TableExprs, "UPDATE")
+	table, alias, err := b.dmlTarget(s.TableExprs, "UPDATE")
 	if err != nil {
 		return nil, err
 	}

@@ -94,9 +94,9 @@ func (b *binder) aliasedTable(t *sqlparser.AliasedTableExpr, sc *scope) (planner
 	alias := t.As.String()
 	switch e := t.Expr.(type) {
 	case sqlparser.TableName:
-		name := e.Name.String()
+		name := tableName(e)
 		if alias == "" {
-			alias = name
+			alias = defaultAlias(e)
 		}
 		if sc.hasTable(alias) {
 			return nil, errs.Invalidf("Not unique table/alias: '%s'", alias)

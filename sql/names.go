@@ -3,6 +3,9 @@ package sql
 import (
 	"strings"
 
+	"vitess.io/vitess/go/vt/sqlparser"
+
+	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/planner"
 )
 
@@ -27,4 +30,34 @@ func displayName(e planner.Expr) string {
 		return e.Func + "(" + d + strings.Join(args, ", ") + ")"
 	}
 	return e.String()
+}
+
+// tableName is the name a catalog.Set resolves for tn: the qualifier (a catalog, a namespace,
+// or `catalog.namespace` quoted as one identifier) and the table joined by a dot. The table part
+// may carry a version suffix such as "@1234" (catalog.Set).
+func tableName(tn sqlparser.TableName) string {
+	if tn.Qualifier.IsEmpty() {
+		return tn.Name.String()
+	}
+	return tn.Qualifier.String() + "." + tn.Name.String()
+}
+
+// defaultAlias is how columns of tn are qualified when the query gives no alias: the table's own
+// name, without qualifier or version suffix.
+func defaultAlias(tn sqlparser.TableName) string {
+	name := tn.Name.String()
+	if i := strings.LastIndexByte(name, '@'); i > 0 {
+		name = name[:i]
+	}
+	return name
+}
+
+// writableName returns the name of a table a statement creates or changes. Only the engine's
+// own catalog accepts writes; a name qualified with another catalog or a namespace is refused.
+func (b *binder) writableName(tn sqlparser.TableName) (string, error) {
+	if tn.Qualifier.IsEmpty() || strings.EqualFold(tn.Qualifier.String(), b.cat.Name()) {
+		return tn.Name.String(), nil
+	}
+	return "", errs.Unsupportedf("table %s is read-only: CREATE, INSERT, UPDATE, DELETE and DROP work on tables of catalog %s",
+		tableName(tn), b.cat.Name())
 }

@@ -1,0 +1,107 @@
+package catalog_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/cachedb/cachedb/catalog"
+	memcat "github.com/cachedb/cachedb/catalog/memory"
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+func newMem(t *testing.T, name string, tables ...string) *memcat.Catalog {
+	t.Helper()
+	c := memcat.NewCatalog(name)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	for _, tbl := range tables {
+		if _, err := c.CreateTable(context.Background(), tbl, schema, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+func TestSetResolvesNames(t *testing.T) {
+	primary := newMem(t, "cachedb", "t")
+	lake := newMem(t, "lake")
+	other := newMem(t, "other")
+	set, err := catalog.NewSet(primary, []catalog.Catalog{other, lake}, "lake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, catalog, local string }{
+		{"t", "cachedb", "t"},
+		{"t@5", "lake", "t@5"},
+		{"cachedb.t", "cachedb", "t"},
+		{"LAKE.t", "lake", "t"},
+		{"lake.ns.t", "lake", "ns.t"},
+		{"lake.a.b.t@2026-01-01 10:00:00.5", "lake", "a.b.t@2026-01-01 10:00:00.5"},
+		{"ns.t", "lake", "ns.t"},
+		{"ns.t@123", "lake", "ns.t@123"},
+		{"other.ns.t", "other", "ns.t"},
+	}
+	for _, c := range cases {
+		cat, local, err := set.Resolve(c.name)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if cat.Name() != c.catalog || local != c.local {
+			t.Errorf("%s: got %s / %s, want %s / %s", c.name, cat.Name(), local, c.catalog, c.local)
+		}
+	}
+	if _, _, err := set.Resolve("cachedb.ns.t"); errs.CategoryOf(err) != errs.NotFound {
+		t.Errorf("the memory catalog has no namespaces: got %v", err)
+	}
+	names := []string{}
+	for _, c := range set.Catalogs() {
+		names = append(names, c.Name())
+	}
+	if len(names) != 3 || names[0] != "cachedb" || names[1] != "lake" || names[2] != "other" {
+		t.Errorf("Catalogs() = %v", names)
+	}
+}
+
+func TestSetFallsBackToDefaultCatalog(t *testing.T) {
+	primary := newMem(t, "cachedb", "t")
+	lake := newMem(t, "lake", "only_in_lake")
+	set, err := catalog.NewSet(primary, []catalog.Catalog{lake}, "lake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if tbl, err := set.Table(ctx, "only_in_lake"); err != nil || tbl.Name() != "only_in_lake" {
+		t.Fatalf("fallback: %v %v", tbl, err)
+	}
+	if _, err := set.Table(ctx, "nowhere"); errs.CategoryOf(err) != errs.NotFound {
+		t.Fatalf("missing table: %v", err)
+	}
+	noDefault, err := catalog.NewSet(primary, []catalog.Catalog{lake}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := noDefault.Table(ctx, "only_in_lake"); errs.CategoryOf(err) != errs.NotFound {
+		t.Fatalf("no default catalog: %v", err)
+	}
+	if _, err := noDefault.Table(ctx, "ns.x"); errs.CategoryOf(err) != errs.NotFound {
+		t.Fatalf("unknown qualifier: %v", err)
+	}
+}
+
+func TestSetRejectsBadCatalogNames(t *testing.T) {
+	primary := newMem(t, "cachedb")
+	for _, bad := range [][]catalog.Catalog{
+		{newMem(t, "CACHEDB")},
+		{newMem(t, "a.b")},
+		{newMem(t, "x"), newMem(t, "X")},
+	} {
+		if _, err := catalog.NewSet(primary, bad, ""); errs.CategoryOf(err) != errs.InvalidInput {
+			t.Errorf("%s: want invalid input, got %v", bad[len(bad)-1].Name(), err)
+		}
+	}
+	if _, err := catalog.NewSet(primary, nil, "missing"); err == nil {
+		t.Error("an unknown default catalog must be refused")
+	}
+}

@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/cachedb/cachedb/catalog"
+	memcat "github.com/cachedb/cachedb/catalog/memory"
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+// A second memory catalog stands in for a source catalog: name resolution does not depend on
+// what kind of catalog a source is.
+func newEngineWithSource(t *testing.T) *Engine {
+	t.Helper()
+	ctx := context.Background()
+	lake := memcat.NewCatalog("lake")
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	e, err := New(Config{NoDemo: true, Alloc: mem, Sources: []catalog.Catalog{lake}, DefaultCatalog: "lake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, e, "CREATE TABLE t (a BIGINT)")
+	run(t, e, "INSERT INTO t VALUES (1), (2)")
+	// Fill the source through its own API, as a source catalog is filled outside cachedb.
+	lakeEngine, err := New(Config{NoDemo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, lakeEngine, "CREATE TABLE events (id BIGINT, kind VARCHAR(10))")
+	run(t, lakeEngine, "INSERT INTO events VALUES (1, 'x'), (2, 'y'), (3, 'x')")
+	events, err := lakeEngine.Catalog().Table(ctx, "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyTable(t, lake, events)
+	return e
+}
+
+// copyTable creates dst.<name> with src's rows.
+func copyTable(t *testing.T, dst *memcat.Catalog, src catalog.Table) {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := dst.CreateTable(ctx, src.Name(), src.Schema(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := src.Scan(ctx, catalog.ScanRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range plan.Tasks {
+		r, err := task.Open(ctx, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r.Next() {
+			if err := tbl.(catalog.InsertableTable).Append(ctx, r.RecordBatch()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.Release()
+	}
+}
+
+func TestQueriesNameTablesOfSeveralCatalogs(t *testing.T) {
+	e := newEngineWithSource(t)
+	for _, c := range []struct{ sql, want string }{
+		{"SELECT count(*) FROM t", "2"},
+		{"SELECT count(*) FROM cachedb.t", "2"},
+		{"SELECT count(*) FROM events", "3"},
+		{"SELECT count(*) FROM lake.events", "3"},
+		{"SELECT count(*) FROM LAKE.events WHERE kind = 'x'", "2"},
+		{"SELECT events.id FROM lake.events WHERE id = 2", "2"},
+		{"SELECT count(*) FROM t JOIN lake.events e ON t.a = e.id", "2"},
+	} {
+		got := strings.Join(rows(t, e, c.sql), ";")
+		if got != c.want {
+			t.Errorf("%s: got %s, want %s", c.sql, got, c.want)
+		}
+	}
+}
+
+func TestWritesToSourceCatalogsAreRefused(t *testing.T) {
+	e := newEngineWithSource(t)
+	for _, q := range []string{
+		"CREATE TABLE lake.x (a BIGINT)",
+		"INSERT INTO lake.events VALUES (9, 'z')",
+		"DELETE FROM lake.events",
+		"UPDATE lake.events SET id = 0",
+		"DROP TABLE lake.events",
+		"CREATE TABLE ns.x AS SELECT 1",
+	} {
+		_, err := e.Execute(context.Background(), q, nil)
+		if errs.CategoryOf(err) != errs.Unsupported || !strings.Contains(err.Error(), "read-only") {
+			t.Errorf("%s: want a read-only error, got %v", q, err)
+		}
+	}
+	if got := strings.Join(rows(t, e, "SELECT count(*) FROM lake.events"), ";"); got != "3" {
+		t.Errorf("source table changed: %s rows", got)
+	}
+	// Writes to the engine's own catalog still work, qualified or not.
+	run(t, e, "INSERT INTO cachedb.t VALUES (3)")
+	if got := strings.Join(rows(t, e, "SELECT count(*) FROM t"), ";"); got != "3" {
+		t.Errorf("after insert: %s", got)
+	}
+}
