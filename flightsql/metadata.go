@@ -3,6 +3,7 @@ package flightsql
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -10,6 +11,7 @@ import (
 	fsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
 
+	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/internal/errs"
 )
 
@@ -21,11 +23,13 @@ func (s *Server) GetFlightInfoCatalogs(_ context.Context, desc *flight.FlightDes
 	return s.commandInfo(desc, schema_ref.Catalogs), nil
 }
 
-// DoGetCatalogs lists the one catalog.
+// DoGetCatalogs lists every catalog: the engine's own and the configured sources.
 func (s *Server) DoGetCatalogs(context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	b := array.NewRecordBuilder(s.opts.Alloc, schema_ref.Catalogs)
 	defer b.Release()
-	b.Field(0).(*array.StringBuilder).Append(s.catalogName())
+	for _, c := range s.eng.Catalogs().Catalogs() {
+		b.Field(0).(*array.StringBuilder).Append(c.Name())
+	}
 	return s.oneBatch(b)
 }
 
@@ -34,13 +38,19 @@ func (s *Server) GetFlightInfoSchemas(_ context.Context, _ fsql.GetDBSchemas, de
 	return s.commandInfo(desc, schema_ref.DBSchemas), nil
 }
 
-// DoGetDBSchemas lists the "public" schema when the filters admit it.
-func (s *Server) DoGetDBSchemas(_ context.Context, cmd fsql.GetDBSchemas) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+// DoGetDBSchemas lists the db schemas that pass the filters: "public" for the engine's own
+// catalog, the namespaces of each Iceberg catalog. A catalog that cannot be reached is left out
+// of the listing (and logged) rather than failing it.
+func (s *Server) DoGetDBSchemas(ctx context.Context, cmd fsql.GetDBSchemas) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	b := array.NewRecordBuilder(s.opts.Alloc, schema_ref.DBSchemas)
 	defer b.Release()
-	if s.catalogMatches(cmd.GetCatalog()) && matchPattern(cmd.GetDBSchemaFilterPattern(), PublicSchema) {
-		b.Field(0).(*array.StringBuilder).Append(s.catalogName())
-		b.Field(1).(*array.StringBuilder).Append(PublicSchema)
+	for _, c := range s.matchingCatalogs(cmd.GetCatalog()) {
+		for _, schema := range s.schemasOf(ctx, c) {
+			if matchPattern(cmd.GetDBSchemaFilterPattern(), schema) {
+				b.Field(0).(*array.StringBuilder).Append(c.Name())
+				b.Field(1).(*array.StringBuilder).Append(schema)
+			}
+		}
 	}
 	return s.oneBatch(b)
 }
@@ -53,8 +63,9 @@ func (s *Server) GetFlightInfoTables(_ context.Context, cmd fsql.GetTables, desc
 	return s.commandInfo(desc, schema_ref.Tables), nil
 }
 
-// DoGetTables lists the tables that pass the filters, sorted by name, each with its Arrow
-// schema (IPC-serialized) when include_schema is set.
+// DoGetTables lists the tables that pass the filters, by catalog, schema and name, each with
+// its Arrow schema (IPC-serialized) when include_schema is set. A table that fails to load
+// (a missing metadata file, say) is listed without its schema rather than failing the call.
 func (s *Server) DoGetTables(ctx context.Context, cmd fsql.GetTables) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	schema := schema_ref.Tables
 	if cmd.GetIncludeSchema() {
@@ -64,37 +75,93 @@ func (s *Server) DoGetTables(ctx context.Context, cmd fsql.GetTables) (*arrow.Sc
 	defer b.Release()
 
 	types := cmd.GetTableTypes()
-	typeOK := len(types) == 0 || slices.ContainsFunc(types, func(t string) bool { return matchPattern(&t, tableType) })
-	if typeOK && s.catalogMatches(cmd.GetCatalog()) && matchPattern(cmd.GetDBSchemaFilterPattern(), PublicSchema) {
-		cat := s.eng.Catalog()
-		names, err := cat.TableNames(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, name := range names {
-			if !matchPattern(cmd.GetTableNameFilterPattern(), name) {
+	if len(types) > 0 && !slices.ContainsFunc(types, func(t string) bool { return matchPattern(&t, tableType) }) {
+		return s.oneBatch(b)
+	}
+	for _, c := range s.matchingCatalogs(cmd.GetCatalog()) {
+		for _, dbSchema := range s.schemasOf(ctx, c) {
+			if !matchPattern(cmd.GetDBSchemaFilterPattern(), dbSchema) {
 				continue
 			}
-			var tableSchema []byte
-			if cmd.GetIncludeSchema() {
-				t, err := cat.Table(ctx, name)
-				if errs.CategoryOf(err) == errs.NotFound {
-					continue // dropped since it was listed
-				} else if err != nil {
-					return nil, nil, err
-				}
-				tableSchema = flight.SerializeSchema(t.Schema(), s.opts.Alloc)
+			names, err := tablesOf(ctx, c, dbSchema)
+			if err != nil {
+				s.opts.Logger.Warn("list tables", "catalog", c.Name(), "schema", dbSchema, "err", err)
+				continue
 			}
-			b.Field(0).(*array.StringBuilder).Append(s.catalogName())
-			b.Field(1).(*array.StringBuilder).Append(PublicSchema)
-			b.Field(2).(*array.StringBuilder).Append(name)
-			b.Field(3).(*array.StringBuilder).Append(tableType)
-			if cmd.GetIncludeSchema() {
-				b.Field(4).(*array.BinaryBuilder).Append(tableSchema)
+			for _, name := range names {
+				if !matchPattern(cmd.GetTableNameFilterPattern(), name) {
+					continue
+				}
+				var tableSchema []byte
+				if cmd.GetIncludeSchema() {
+					t, err := c.Table(ctx, qualifiedIn(c, dbSchema, name))
+					if errs.CategoryOf(err) == errs.NotFound && !isNamespaced(c) {
+						continue // dropped since it was listed
+					} else if err != nil {
+						s.opts.Logger.Warn("load table", "catalog", c.Name(), "table", name, "err", err)
+						tableSchema = flight.SerializeSchema(arrow.NewSchema(nil, nil), s.opts.Alloc)
+					} else {
+						tableSchema = flight.SerializeSchema(t.Schema(), s.opts.Alloc)
+					}
+				}
+				b.Field(0).(*array.StringBuilder).Append(c.Name())
+				b.Field(1).(*array.StringBuilder).Append(dbSchema)
+				b.Field(2).(*array.StringBuilder).Append(name)
+				b.Field(3).(*array.StringBuilder).Append(tableType)
+				if cmd.GetIncludeSchema() {
+					b.Field(4).(*array.BinaryBuilder).Append(tableSchema)
+				}
 			}
 		}
 	}
 	return s.oneBatch(b)
+}
+
+// matchingCatalogs returns the catalogs a catalog filter admits: no filter admits all, an empty
+// string asks for objects without a catalog (none), otherwise the names must match.
+func (s *Server) matchingCatalogs(filter *string) []catalog.Catalog {
+	var out []catalog.Catalog
+	for _, c := range s.eng.Catalogs().Catalogs() {
+		if filter == nil || strings.EqualFold(*filter, c.Name()) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// schemasOf lists a catalog's db schemas: its namespaces, or PublicSchema for a flat catalog.
+func (s *Server) schemasOf(ctx context.Context, c catalog.Catalog) []string {
+	nc, ok := c.(catalog.NamespacedCatalog)
+	if !ok {
+		return []string{PublicSchema}
+	}
+	namespaces, err := nc.Namespaces(ctx)
+	if err != nil {
+		s.opts.Logger.Warn("list namespaces", "catalog", c.Name(), "err", err)
+		return nil
+	}
+	return namespaces
+}
+
+// tablesOf lists the tables of one db schema of c.
+func tablesOf(ctx context.Context, c catalog.Catalog, schema string) ([]string, error) {
+	if nc, ok := c.(catalog.NamespacedCatalog); ok {
+		return nc.TablesIn(ctx, schema)
+	}
+	return c.TableNames(ctx)
+}
+
+func isNamespaced(c catalog.Catalog) bool {
+	_, ok := c.(catalog.NamespacedCatalog)
+	return ok
+}
+
+// qualifiedIn is the name c knows table name of db schema by.
+func qualifiedIn(c catalog.Catalog, schema, name string) string {
+	if isNamespaced(c) {
+		return schema + "." + name
+	}
+	return name
 }
 
 // GetFlightInfoTableTypes implements fsql.Server.
@@ -120,12 +187,6 @@ func (s *Server) DoGetPrimaryKeys(context.Context, fsql.TableRef) (*arrow.Schema
 	b := array.NewRecordBuilder(s.opts.Alloc, schema_ref.PrimaryKeys)
 	defer b.Release()
 	return s.oneBatch(b)
-}
-
-// catalogMatches reports whether a catalog filter admits our catalog: no filter does, an
-// empty string asks for objects without a catalog (none), otherwise the names must match.
-func (s *Server) catalogMatches(catalog *string) bool {
-	return catalog == nil || *catalog == s.catalogName()
 }
 
 // oneBatch streams the builder's rows as a single batch.

@@ -116,5 +116,3 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 	return s
 }
 
-// catalogName is the name clients see for the engine's catalog.
-func (s *Server) catalogName() string { return s.eng.Catalog().Name() }
