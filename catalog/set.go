@@ -24,6 +24,10 @@ type Set struct {
 	primary Catalog
 	sources []Catalog
 	def     Catalog
+	// current, when set (a session chose a catalog), is searched first for unqualified names,
+	// in namespace currentNS when that is set.
+	current   Catalog
+	currentNS string
 }
 
 // NewSet combines catalogs. defaultSource names the source catalog that unqualified and
@@ -53,6 +57,38 @@ func NewSet(primary Catalog, sources []Catalog, defaultSource string) (*Set, err
 	return s, nil
 }
 
+// WithCurrent returns a copy of s in which a session has chosen catalog (and namespace within
+// it, "" for the catalog's default): unqualified names resolve there first, then in the primary
+// catalog; namespace-qualified names resolve in catalog. Empty catalog with an empty namespace
+// returns s; a namespace alone applies to the default catalog.
+func (s *Set) WithCurrent(catalogName, namespace string) (*Set, error) {
+	if catalogName == "" && namespace == "" {
+		return s, nil
+	}
+	out := *s
+	target := s.def
+	if catalogName != "" {
+		c, ok := s.Lookup(catalogName)
+		if !ok {
+			return nil, errs.NotFoundf("Unknown catalog '%s'", catalogName)
+		}
+		target = c
+	}
+	if target == nil || target == s.primary {
+		if namespace != "" && !strings.EqualFold(namespace, PublicSchema) {
+			return nil, errs.NotFoundf("Unknown database '%s': catalog %s has only the schema %s", namespace, s.primary.Name(), PublicSchema)
+		}
+		out.current, out.currentNS = nil, ""
+		return &out, nil
+	}
+	out.current, out.currentNS, out.def = target, namespace, target
+	return &out, nil
+}
+
+// PublicSchema is the one db schema of a flat (non-namespaced) catalog, as Flight SQL clients
+// see it.
+const PublicSchema = "public"
+
 // Name is the primary catalog's name.
 func (s *Set) Name() string { return s.primary.Name() }
 
@@ -80,6 +116,12 @@ func (s *Set) Resolve(name string) (Catalog, string, error) {
 	}
 	dot := strings.LastIndexByte(base, '.')
 	if dot < 0 {
+		if s.current != nil {
+			if s.currentNS != "" {
+				return s.current, s.currentNS + "." + name, nil
+			}
+			return s.current, name, nil
+		}
 		if version == "" || s.def == nil {
 			return s.primary, name, nil
 		}
@@ -112,9 +154,17 @@ func (s *Set) Table(ctx context.Context, name string) (Table, error) {
 		return nil, err
 	}
 	t, err := c.Table(ctx, local)
-	if err != nil && c == s.primary && s.def != nil && !strings.Contains(name, ".") &&
-		errs.CategoryOf(err) == errs.NotFound {
+	if err == nil || errs.CategoryOf(err) != errs.NotFound || strings.Contains(name, ".") {
+		return t, err
+	}
+	// An unqualified name not found where it resolved first: try the other place.
+	switch {
+	case c == s.primary && s.def != nil:
 		if t2, err2 := s.def.Table(ctx, name); err2 == nil {
+			return t2, nil
+		}
+	case c == s.current && !strings.Contains(name, "@"):
+		if t2, err2 := s.primary.Table(ctx, name); err2 == nil {
 			return t2, nil
 		}
 	}

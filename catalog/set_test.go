@@ -105,3 +105,45 @@ func TestSetRejectsBadCatalogNames(t *testing.T) {
 		t.Error("an unknown default catalog must be refused")
 	}
 }
+
+func TestSetWithCurrentCatalogAndNamespace(t *testing.T) {
+	primary := newMem(t, "cachedb", "t", "only_here")
+	lake := newMem(t, "lake", "t")
+	other := newMem(t, "other")
+	set, err := catalog.NewSet(primary, []catalog.Catalog{lake, other}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := set.WithCurrent("LAKE", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, local, _ := cur.Resolve("t"); c.Name() != "lake" || local != "t" {
+		t.Errorf("t with current lake: %s / %s", c.Name(), local)
+	}
+	if c, local, _ := cur.Resolve("ns.t"); c.Name() != "lake" || local != "ns.t" {
+		t.Errorf("ns.t with current lake: %s / %s", c.Name(), local)
+	}
+	// A name the current catalog lacks still finds the memory catalog's table.
+	if tbl, err := cur.Table(context.Background(), "only_here"); err != nil || tbl.Name() != "only_here" {
+		t.Errorf("fallback to the memory catalog: %v", err)
+	}
+	withNS, err := set.WithCurrent("other", "sales")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, local, _ := withNS.Resolve("t@7"); c.Name() != "other" || local != "sales.t@7" {
+		t.Errorf("t@7 with current other.sales: %s / %s", c.Name(), local)
+	}
+	if _, err := set.WithCurrent("nope", ""); errs.CategoryOf(err) != errs.NotFound {
+		t.Errorf("unknown catalog: %v", err)
+	}
+	if _, err := set.WithCurrent("cachedb", "sales"); errs.CategoryOf(err) != errs.NotFound {
+		t.Errorf("the memory catalog has no schema sales: %v", err)
+	}
+	if same, err := set.WithCurrent("cachedb", "public"); err != nil {
+		t.Error(err)
+	} else if c, _, _ := same.Resolve("t"); c.Name() != "cachedb" {
+		t.Errorf("current cachedb.public: %s", c.Name())
+	}
+}

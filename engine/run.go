@@ -86,7 +86,11 @@ func (r *cachedReader) Release() {
 }
 
 func (e *Engine) execute(ctx context.Context, sqlText string, params []scalar.Scalar) (*Result, error) {
-	stmt, err := sql.Bind(ctx, sqlText, e.tables, params)
+	tables, err := e.tablesFor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	stmt, err := sql.Bind(ctx, sqlText, tables, params)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +150,11 @@ func (e *Engine) physicalOptions(analyze bool) planner.PhysicalOptions {
 }
 
 func (e *Engine) prepare(ctx context.Context, sqlText string) (*Prepared, error) {
-	stmt, err := sql.Bind(ctx, sqlText, e.tables, nil)
+	tables, err := e.tablesFor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	stmt, err := sql.Bind(ctx, sqlText, tables, nil)
 	if err != nil {
 		return nil, err
 	}

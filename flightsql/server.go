@@ -109,8 +109,8 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 	s.registerSQLInfo()
 	s.grpc = grpc.NewServer(
 		grpc.MaxRecvMsgSize(opts.MaxRecvBytes),
-		grpc.ChainUnaryInterceptor(unaryInterceptor),
-		grpc.ChainStreamInterceptor(streamInterceptor),
+		grpc.ChainUnaryInterceptor(unaryInterceptor, withSessionUnary),
+		grpc.ChainStreamInterceptor(streamInterceptor, withSessionStream),
 	)
 	flight.RegisterFlightServiceServer(s.grpc, fsql.NewFlightServerWithAllocator(s, opts.Alloc))
 	return s

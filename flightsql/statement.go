@@ -31,7 +31,7 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 	if prep.NumParams > 0 {
 		return nil, errs.Invalidf("statement has %d ? placeholders; bind them through a prepared statement", prep.NumParams)
 	}
-	t := statementTicket{kind: ticketQuery, expires: s.now().Add(s.opts.TicketTTL), sql: query}
+	t := statementTicket{kind: ticketQuery, expires: s.now().Add(s.opts.TicketTTL), session: engine.SessionFrom(ctx), sql: query}
 	schema := prep.Schema
 	if !prep.IsQuery {
 		if _, err := s.runUpdate(ctx, query, nil); err != nil {
@@ -67,7 +67,7 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 	if t.kind == ticketEmpty {
 		return emptySchema, emptyStream(), nil
 	}
-	res, err := s.eng.Execute(ctx, t.sql, nil)
+	res, err := s.eng.Execute(engine.WithSession(ctx, t.session), t.sql, nil)
 	if err != nil {
 		return nil, nil, err
 	}

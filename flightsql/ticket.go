@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"time"
 
+	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/internal/errs"
 )
 
@@ -21,7 +22,7 @@ const (
 )
 
 const (
-	ticketVersion  = 1
+	ticketVersion  = 2
 	ticketHeader   = 1 + 1 + 8 // version, kind, expiry (unix nanoseconds)
 	ticketMACBytes = sha256.Size
 )
@@ -32,6 +33,8 @@ const (
 type statementTicket struct {
 	kind    ticketKind
 	expires time.Time
+	// session is the naming context the statement was planned in; DoGet runs it there too.
+	session engine.Session
 	sql     string
 }
 
@@ -61,6 +64,8 @@ func (s *ticketSigner) encode(t statementTicket) []byte {
 	buf[0] = ticketVersion
 	buf[1] = byte(t.kind)
 	binary.BigEndian.PutUint64(buf[2:10], uint64(t.expires.UnixNano()))
+	buf = appendString(buf, t.session.Catalog)
+	buf = appendString(buf, t.session.Schema)
 	buf = append(buf, t.sql...)
 	return append(buf, s.mac(buf)...)
 }
@@ -81,8 +86,15 @@ func (s *ticketSigner) decode(raw []byte, now time.Time) (statementTicket, error
 	t := statementTicket{
 		kind:    ticketKind(payload[1]),
 		expires: time.Unix(0, int64(binary.BigEndian.Uint64(payload[2:10]))),
-		sql:     string(payload[ticketHeader:]),
 	}
+	rest := payload[ticketHeader:]
+	var ok1, ok2 bool
+	t.session.Catalog, rest, ok1 = readString(rest)
+	t.session.Schema, rest, ok2 = readString(rest)
+	if !ok1 || !ok2 {
+		return statementTicket{}, errs.Invalidf("ticket is not valid: truncated")
+	}
+	t.sql = string(rest)
 	if t.kind != ticketQuery && t.kind != ticketEmpty {
 		return statementTicket{}, errs.Invalidf("ticket is not valid: unknown kind %d", t.kind)
 	}
@@ -90,4 +102,19 @@ func (s *ticketSigner) decode(raw []byte, now time.Time) (statementTicket, error
 		return statementTicket{}, errs.Invalidf("ticket expired at %s; run the statement again", t.expires.UTC().Format(time.RFC3339))
 	}
 	return t, nil
+}
+
+// appendString appends s with a uvarint length prefix.
+func appendString(buf []byte, s string) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(s)))
+	return append(buf, s...)
+}
+
+// readString reads what appendString wrote; ok is false when b is too short.
+func readString(b []byte) (s string, rest []byte, ok bool) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return "", nil, false
+	}
+	return string(b[k : k+int(n)]), b[k+int(n):], true
 }
