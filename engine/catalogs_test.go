@@ -108,3 +108,25 @@ func TestWritesToSourceCatalogsAreRefused(t *testing.T) {
 		t.Errorf("after insert: %s", got)
 	}
 }
+
+func TestNoPushdownGivesTheSameAnswers(t *testing.T) {
+	for _, noPushdown := range []bool{false, true} {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		e, err := New(Config{NoDemo: true, Alloc: mem, NoPushdown: noPushdown, BatchSize: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, e, "CREATE TABLE w (a BIGINT, b VARCHAR(5), c INT, d DOUBLE)")
+		run(t, e, "INSERT INTO w VALUES (1, 'x', 10, 0.5), (2, 'y', 20, 1.5), (3, 'x', 30, 2.5), (4, NULL, 40, 3.5)")
+		got := strings.Join(rows(t, e, "SELECT d, a FROM w WHERE c >= 20 AND b = 'x' OR a = 4 ORDER BY a"), ";")
+		if got != "2.5,3;3.5,4" {
+			t.Errorf("NoPushdown=%v: got %s", noPushdown, got)
+		}
+		plan := strings.Join(rows(t, e, "EXPLAIN SELECT d FROM w WHERE a > 1"), "\n")
+		if strings.Contains(plan, "Scan: w [a, b, c, d]") != noPushdown {
+			t.Errorf("NoPushdown=%v: plan\n%s", noPushdown, plan)
+		}
+		run(t, e, "DROP TABLE w")
+		mem.AssertSize(t, 0)
+	}
+}

@@ -32,6 +32,9 @@ type Config struct {
 	// by the naming rules of catalog.Set. Their names must differ from CatalogName and from
 	// each other.
 	Sources []catalog.Catalog
+	// NoPushdown makes scans read whole tables (all columns, no source-side filter): the
+	// baseline for measuring pushdown.
+	NoPushdown bool
 	// DefaultCatalog names the source catalog that unqualified and namespace-qualified table
 	// names fall back to ("" for none).
 	DefaultCatalog string

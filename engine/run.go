@@ -146,7 +146,7 @@ func (e *Engine) execute(ctx context.Context, sqlText string, params []scalar.Sc
 }
 
 func (e *Engine) physicalOptions(analyze bool) planner.PhysicalOptions {
-	return planner.PhysicalOptions{Partitions: e.cfg.Partitions, Analyze: analyze}
+	return planner.PhysicalOptions{Partitions: e.cfg.Partitions, Analyze: analyze, NoPushdown: e.cfg.NoPushdown}
 }
 
 func (e *Engine) prepare(ctx context.Context, sqlText string) (*Prepared, error) {

@@ -14,6 +14,9 @@ type PhysicalOptions struct {
 	Partitions int
 	// Analyze wraps every operator so that EXPLAIN ANALYZE can report its metrics.
 	Analyze bool
+	// NoPushdown makes every scan read whole tables, all columns and no source-side filter,
+	// and select its columns afterwards: the baseline that pushdown is measured against.
+	NoPushdown bool
 }
 
 // Physical turns an optimized logical plan into an operator tree. The root may have several
@@ -101,8 +104,37 @@ func (pp *physicalPlanner) planScan(p *Scan) (exec.Operator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if pp.opts.NoPushdown {
+		return pp.planWholeScan(p)
+	}
 	req := catalog.ScanRequest{Columns: p.Indices, Limit: p.Limit, Filter: scanFilter(p)}
 	return exec.NewScan(p.Table, p.Name, req, filters)
+}
+
+// planWholeScan reads every column of p's table with no source-side filter, then filters and
+// projects to p's columns in exec (PhysicalOptions.NoPushdown).
+func (pp *physicalPlanner) planWholeScan(p *Scan) (exec.Operator, error) {
+	all := make([]Column, p.Table.Schema().NumFields())
+	for i, f := range p.Table.Schema().Fields() {
+		all[i] = Column{ID: -ColumnID(i) - 1, Name: f.Name, Type: f.Type, Nullable: f.Nullable}
+	}
+	for i, idx := range p.Indices {
+		all[idx] = p.Columns[i]
+	}
+	filters, err := pp.exprs(p.Filters, all)
+	if err != nil {
+		return nil, err
+	}
+	var op exec.Operator
+	op, err = exec.NewScan(p.Table, p.Name, catalog.ScanRequest{}, filters)
+	if err != nil {
+		return nil, err
+	}
+	cols := make([]exec.Expr, len(p.Indices))
+	for i, idx := range p.Indices {
+		cols[i] = exec.NewColumn(idx, p.Columns[i].Name, op.Schema().Field(idx).Type)
+	}
+	return exec.NewProject(op, cols, names(p.Columns)), nil
 }
 
 func (pp *physicalPlanner) planValues(p *Values) (exec.Operator, error) {

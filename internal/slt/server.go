@@ -50,7 +50,8 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"serve", "--listen", addr}, cfg.ExtraArgs...)
+	// The server is hermetic: no embedded warehouse, only what the test files create.
+	args := append([]string{"serve", "--listen", addr, "--no-warehouse"}, cfg.ExtraArgs...)
 	cmd := exec.Command(cfg.Binary, args...)
 	log := newTailBuffer(64 * 1024)
 	cmd.Stdout = log
