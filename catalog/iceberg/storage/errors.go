@@ -52,6 +52,7 @@ var accessDeniedCodes = map[string]bool{
 	"InvalidAccessKeyId":    true,
 	"SignatureDoesNotMatch": true,
 	"InvalidToken":          true,
+	"InvalidTokenId":        true, // MinIO
 	"ExpiredToken":          true,
 	"TokenRefreshRequired":  true,
 	"AllAccessDisabled":     true,
