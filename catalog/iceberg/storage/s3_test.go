@@ -14,7 +14,9 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,6 +77,9 @@ func TestS3(t *testing.T) {
 	t.Run("WriteRoundTrip", fx.testWriteRoundTrip)
 	t.Run("RetriesThrottling", fx.testThrottled)
 	t.Run("RetriesBodyCutOff", fx.testBodyCutOff)
+	t.Run("ConcurrentReadAt", fx.testConcurrentReadAt)
+	t.Run("DefaultCredentialChain", fx.testDefaultChain)
+	t.Run("Canceled", fx.testCanceled)
 	t.Run("Iceberg", fx.testIceberg)
 }
 
@@ -520,5 +525,70 @@ func (fx *fixture) testBodyCutOff(t *testing.T) {
 	all, err := io.ReadAll(f)
 	if err != nil || !bytes.Equal(all, data) {
 		t.Fatalf("Read with a body cut off: %d bytes, %v", len(all), err)
+	}
+}
+
+func (fx *fixture) testConcurrentReadAt(t *testing.T) {
+	data := randomBytes(t, 400_000)
+	fx.srv.PutObject(t, bucket, "concurrent/obj", data)
+	var c storage.Counter
+	f, err := storage.Counting(fx.fs(t, fx.cfg), &c).Open("s3://data/concurrent/obj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const workers, reads, size = 4, 10, 7000
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, size)
+			for i := range reads {
+				// Spread over the whole object, tail included, so the first read races the
+				// tail fetch.
+				off := int64(len(data)-size) - int64((w*reads+i)*9000)
+				if _, err := f.ReadAt(buf, off); err != nil || !bytes.Equal(buf, data[off:off+size]) {
+					t.Errorf("ReadAt(%d): %v", off, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if got, want := c.Bytes.Load(), int64(workers*reads*size); got != want {
+		t.Fatalf("Bytes = %d, want %d", got, want)
+	}
+}
+
+func (fx *fixture) testDefaultChain(t *testing.T) {
+	fx.srv.PutObject(t, bucket, "chain/obj", []byte("from the environment"))
+	t.Setenv("AWS_ACCESS_KEY_ID", fx.srv.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", fx.srv.SecretKey)
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_PROFILE", "")
+	cfg := storage.Config{Endpoint: fx.cfg.Endpoint, Region: minio.Region, MaxAttempts: 2}
+	b, err := fx.fs(t, cfg).ReadFile("s3://data/chain/obj")
+	if err != nil || string(b) != "from the environment" {
+		t.Fatalf("ReadFile with credentials from the environment: %q, %v", b, err)
+	}
+}
+
+func (fx *fixture) testCanceled(t *testing.T) {
+	fx.srv.PutObject(t, bucket, "cancel/obj", randomBytes(t, 1000))
+	ctx, cancel := context.WithCancel(context.Background())
+	fsys, err := storage.New(ctx, fx.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fsys.Open("s3://data/cancel/obj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cancel()
+	_, err = f.ReadAt(make([]byte, 10), 0)
+	if errs.CategoryOf(err) != errs.Canceled || !strings.Contains(err.Error(), "s3://data/cancel/obj") {
+		t.Fatalf("read after cancel: %v (category %v)", err, errs.CategoryOf(err))
 	}
 }
