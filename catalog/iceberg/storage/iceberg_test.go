@@ -102,6 +102,10 @@ func (fx *fixture) testIceberg(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if tbl.CurrentSnapshot() == nil || loaded.CurrentSnapshot() == nil ||
+		loaded.CurrentSnapshot().SnapshotID != tbl.CurrentSnapshot().SnapshotID {
+		t.Fatal("the catalog does not return the appended snapshot")
+	}
 	var c storage.Counter
 	counted := table.New(loaded.Identifier(), loaded.Metadata(), loaded.MetadataLocation(),
 		func(ctx context.Context) (iceio.IO, error) {

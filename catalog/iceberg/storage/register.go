@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apache/iceberg-go/io"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -37,8 +37,8 @@ var registerOnce sync.Once
 func Register() {
 	registerOnce.Do(func() {
 		for _, scheme := range Schemes {
-			io.Unregister(scheme)
-			io.Register(scheme, factory)
+			iceio.Unregister(scheme)
+			iceio.Register(scheme, factory)
 		}
 	})
 }
@@ -46,7 +46,12 @@ func Register() {
 // factory is iceberg-go's entry point: the only configuration it receives is properties (the
 // catalog's merged with the table's). The location's bucket becomes the IO's default bucket for
 // names given without a scheme.
-func factory(ctx context.Context, parsed *url.URL, props map[string]string) (io.IO, error) {
+func factory(ctx context.Context, parsed *url.URL, props map[string]string) (iceio.IO, error) {
+	if on, _ := strconv.ParseBool(props[iceio.S3RemoteSigningEnabled]); on {
+		// Without the remote signer every request would be refused as access denied.
+		return nil, errs.Unsupportedf("S3 remote request signing (%s) for %s://%s is not supported",
+			iceio.S3RemoteSigningEnabled, parsed.Scheme, parsed.Host)
+	}
 	cfg, err := ParseProperties(props)
 	if err != nil {
 		return nil, errs.Invalidf("S3 configuration for %s://%s: %v", parsed.Scheme, parsed.Host, err)

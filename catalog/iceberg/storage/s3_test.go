@@ -243,6 +243,11 @@ func (fx *fixture) testRegisteredSchemes(t *testing.T) {
 			}
 		}
 	}
+	signed := fx.cfg.Properties()
+	signed["s3.remote-signing-enabled"] = "true"
+	if _, err := iceio.LoadFS(context.Background(), signed, "s3://data/x"); errs.CategoryOf(err) != errs.Unsupported {
+		t.Fatalf("remote signing: %v, want unsupported", err)
+	}
 	// A property that does not parse is refused by the factory, naming the key.
 	bad := fx.cfg.Properties()
 	bad["cachedb.s3.max-attempts"] = "lots"
