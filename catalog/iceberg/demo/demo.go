@@ -88,8 +88,8 @@ func Ensure(ctx context.Context, dir string) (Warehouse, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return Warehouse{}, wrap(errs.Internal, err, "embedded warehouse: creating directory %s", abs)
 	}
-	// Two rounds suffice: a round ends in a published generation unless another process
-	// published first, and then the next round finds it.
+	// A round ends with a published generation unless another process published first; the
+	// next round then finds that one. The third covers a link removed in between.
 	for range 3 {
 		gen, ok, err := published(abs)
 		if err != nil {
