@@ -49,7 +49,7 @@ type catalogConfig struct {
 }
 
 // catalogTypes are the values catalogConfig.Type accepts.
-var catalogTypes = []string{"sql", "rest", "glue", "files"}
+var catalogTypes = []string{"sql", "rest", "glue", "files", "embedded"}
 
 // loadConfigFile parses a YAML configuration. Unknown keys are errors, so a misspelt key is
 // reported instead of silently ignored.

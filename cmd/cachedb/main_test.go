@@ -37,9 +37,9 @@ var listeningLine = regexp.MustCompile(`cachedb listening on (\S+:\d+)`)
 
 // startServe runs `cachedb serve` on a free port and returns the process and its address once
 // it logs that it is listening.
-func startServe(t *testing.T, env ...string) (*exec.Cmd, string) {
+func startServe(t *testing.T, env []string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(binary, "serve", "--listen", "127.0.0.1:0")
+	cmd := exec.Command(binary, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -111,7 +111,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestServeStopsCleanlyOnSIGTERM(t *testing.T) {
-	cmd, addr := startServe(t)
+	cmd, addr := startServe(t, nil, "--no-warehouse")
 	if !strings.HasPrefix(addr, "127.0.0.1:") {
 		t.Errorf("listening on %q", addr)
 	}
@@ -119,7 +119,7 @@ func TestServeStopsCleanlyOnSIGTERM(t *testing.T) {
 }
 
 func TestServeAndQuery(t *testing.T) {
-	cmd, addr := startServe(t)
+	cmd, addr := startServe(t, nil, "--no-warehouse")
 	defer stopServe(t, cmd)
 
 	out, errOut, err := runCLI(t, "", nil, "sql", "--connect", addr, "-e", "SELECT 1 AS one")
@@ -144,5 +144,39 @@ func TestServeAndQuery(t *testing.T) {
 	_, errOut, err = runCLI(t, "", nil, "sql", "--connect", addr, "-e", "SELECT * FROM missing_table")
 	if err == nil || !strings.Contains(errOut, "missing_table") {
 		t.Errorf("bad statement: err=%v stderr=%q", err, errOut)
+	}
+}
+
+// TestServeEmbeddedWarehouse is what `make run` gives a newcomer: a real Iceberg table in a
+// local warehouse, generated on first start, queryable and prunable without any S3.
+func TestServeEmbeddedWarehouse(t *testing.T) {
+	dir := t.TempDir()
+	cmd, addr := startServe(t, nil, "--warehouse", dir)
+	defer stopServe(t, cmd)
+
+	out, errOut, err := runCLI(t, "", nil, "sql", "--connect", addr, "-e",
+		"SELECT count(*) AS n, count(DISTINCT city) AS cities FROM demo.rides")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if !strings.Contains(out, "| 200000 |") || !strings.Contains(out, "|      8 |") {
+		t.Errorf("demo.rides:\n%s", out)
+	}
+	out, errOut, err = runCLI(t, "", nil, "sql", "--connect", addr, "-e",
+		"EXPLAIN SELECT ride_id FROM demo.rides WHERE pickup_at >= '2026-01-20'")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if !strings.Contains(out, "files=11/30") {
+		t.Errorf("EXPLAIN does not show the day partitions pruned:\n%s", out)
+	}
+	// Time travel to the tagged first snapshot sees only the first append.
+	out, errOut, err = runCLI(t, "", nil, "sql", "--connect", addr, "-e",
+		"SELECT count(*) AS n FROM demo.`rides@initial`")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if !strings.Contains(out, "| 153335 |") {
+		t.Errorf("rides@initial:\n%s", out)
 	}
 }

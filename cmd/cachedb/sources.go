@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/cachedb/cachedb/catalog"
+	"github.com/cachedb/cachedb/catalog/iceberg"
+	"github.com/cachedb/cachedb/catalog/iceberg/demo"
+	"github.com/cachedb/cachedb/catalog/iceberg/storage"
+)
+
+const (
+	// filesCatalog is where --table puts bare metadata.json tables.
+	filesCatalog = "files"
+	// localCatalog is the embedded warehouse's catalog name.
+	localCatalog = "local"
+)
+
+// sourceOptions are the serve flags that describe source catalogs; they override the file.
+type sourceOptions struct {
+	configFile     string
+	tables         []string
+	defaultCatalog string
+	warehouse      string
+	noWarehouse    bool
+	s3             s3Config
+	s3PathStyle    string // "", "true" or "false": a flag cannot be a *bool
+}
+
+// defaultWarehouseDir is where the embedded warehouse lives unless --warehouse says otherwise.
+func defaultWarehouseDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "cachedb", "warehouse")
+}
+
+// resolveSources merges the configuration file with the flags. With neither catalogs nor
+// --table, the embedded warehouse is served (unless --no-warehouse).
+func (o sourceOptions) resolve() (serverConfig, error) {
+	var cfg serverConfig
+	if o.configFile != "" {
+		var err error
+		if cfg, err = loadConfigFile(o.configFile); err != nil {
+			return cfg, err
+		}
+	}
+	cfg.S3 = o.s3.overrides(cfg.S3)
+	switch o.s3PathStyle {
+	case "":
+	case "true", "false":
+		v := o.s3PathStyle == "true"
+		cfg.S3.PathStyle = &v
+	default:
+		return cfg, fmt.Errorf("--s3-path-style %q: want true or false", o.s3PathStyle)
+	}
+	if len(o.tables) > 0 {
+		files := catalogConfig{Name: filesCatalog, Type: "files", Tables: map[string]string{}}
+		for _, v := range o.tables {
+			name, loc, err := parseTableFlag(v)
+			if err != nil {
+				return cfg, err
+			}
+			files.Tables[name] = loc
+		}
+		cfg.Catalogs = append(cfg.Catalogs, files)
+	}
+	if o.defaultCatalog != "" {
+		cfg.DefaultCatalog = o.defaultCatalog
+	}
+	if (len(cfg.Catalogs) == 0 && !o.noWarehouse) || o.warehouse != "" {
+		cfg.Catalogs = append(cfg.Catalogs, catalogConfig{Name: localCatalog, Type: "embedded", URI: o.warehouse})
+	}
+	if cfg.DefaultCatalog == "" && len(cfg.Catalogs) == 1 {
+		cfg.DefaultCatalog = cfg.Catalogs[0].Name
+	}
+	return cfg, cfg.validate()
+}
+
+// openSources opens every configured catalog. Opening does not contact remote catalogs, so a
+// catalog that is down fails its queries, not the server.
+func openSources(ctx context.Context, cfg serverConfig) ([]catalog.Catalog, error) {
+	var out []catalog.Catalog
+	for _, cc := range cfg.Catalogs {
+		icfg := iceberg.Config{
+			Name:             cc.Name,
+			Type:             cc.Type,
+			URI:              cc.URI,
+			Warehouse:        cc.Warehouse,
+			DefaultNamespace: cc.DefaultNamespace,
+			Tables:           cc.Tables,
+			Properties:       cc.Properties,
+			Storage:          cc.S3.merged(cfg.S3).storage(),
+		}
+		if cc.Type == "embedded" {
+			dir := cc.URI
+			if dir == "" {
+				dir = defaultWarehouseDir()
+			}
+			wh, err := demo.Ensure(ctx, dir)
+			if err != nil {
+				return nil, fmt.Errorf("creating the embedded warehouse in %s: %w", dir, err)
+			}
+			slog.Info("serving the embedded Iceberg warehouse", "dir", dir, "catalog", cc.Name, "tables", wh.Tables)
+			icfg.Type, icfg.URI, icfg.Warehouse = "sql", wh.CatalogURI, wh.Warehouse
+			icfg.DefaultNamespace = wh.Namespace
+			icfg.Properties = map[string]string{"catalog-name": wh.CatalogName}
+		}
+		c, err := iceberg.Open(ctx, icfg)
+		if err != nil {
+			return nil, fmt.Errorf("catalog %s: %w", cc.Name, err)
+		}
+		slog.Info("catalog configured", "catalog", cc.Name, "type", icfg.Type, "storage", icfg.Storage.String())
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// storage converts the YAML settings.
+func (c s3Config) storage() storage.Config {
+	return storage.Config{
+		Endpoint:        c.Endpoint,
+		Region:          c.Region,
+		AccessKeyID:     c.AccessKeyID,
+		SecretAccessKey: c.SecretAccessKey,
+		SessionToken:    c.SessionToken,
+		PathStyle:       c.PathStyle,
+		MaxAttempts:     c.MaxAttempts,
+	}
+}
+
+// overrides returns base with every non-empty field of c (the flags) written over it.
+func (c s3Config) overrides(base s3Config) s3Config { return (&c).merged(base) }
