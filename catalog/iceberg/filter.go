@@ -23,7 +23,16 @@ import (
 // value above — and otherwise it is dropped. Dropping a predicate from an OR would tighten it,
 // so an untranslatable predicate drops its whole disjunction. The second result counts the
 // predicates translated.
-func icebergFilter(f catalog.Filter, schema *iceberg.Schema) (iceberg.BooleanExpression, int) {
+//
+// forRead builds the filter for reading rather than planning: each predicate on an optional
+// column also admits NULLs (`p OR col IS NULL`, and `col IS NOT NULL` is left out). iceberg-go
+// v0.7.0 prunes Parquet row groups by comparing the statistics' non-null value count with the
+// null count, so it drops a row group whose column holds as many NULLs as values as if it were
+// all NULL — rows matching the filter included. A row group with NULLs always "might contain" a
+// NULL, so the guard keeps such row groups; row groups without NULLs are still pruned by their
+// min/max, and planning (which uses manifest value counts, NULLs included) is unaffected. The
+// extra NULL rows are removed by the engine, which applies the whole filter anyway.
+func icebergFilter(f catalog.Filter, schema *iceberg.Schema, forRead bool) (iceberg.BooleanExpression, int) {
 	fields := schema.Fields()
 	var conj []iceberg.BooleanExpression
 	n := 0
@@ -35,6 +44,12 @@ func icebergFilter(f catalog.Filter, schema *iceberg.Schema) (iceberg.BooleanExp
 			if !good {
 				ok = false
 				break
+			}
+			if forRead {
+				if e, good = readPredicate(e, p, fields[p.Column]); !good {
+					ok = false
+					break
+				}
 			}
 			ors = append(ors, e)
 		}
@@ -52,6 +67,25 @@ func icebergFilter(f catalog.Filter, schema *iceberg.Schema) (iceberg.BooleanExp
 	default:
 		return iceberg.NewAnd(conj[0], conj[1], conj[2:]...), n
 	}
+}
+
+// readPredicate adapts a translated predicate for reading (see icebergFilter): on an optional
+// column it also admits NULLs. Decimal columns get no null tests at all, since iceberg-go's
+// row filter evaluates `IS NULL` on decimal128 through an arrow-go kernel that panics (v18.8.0,
+// in a goroutine nobody can recover); so a predicate on an optional decimal column, which
+// would need the guard, is left to planning and the engine.
+func readPredicate(e iceberg.BooleanExpression, p catalog.Predicate, f iceberg.NestedField) (iceberg.BooleanExpression, bool) {
+	_, decimal := f.Type.(iceberg.DecimalType)
+	nullTest := p.Op == catalog.OpIsNull || p.Op == catalog.OpIsNotNull
+	switch {
+	case decimal && (nullTest || !f.Required):
+		return nil, false
+	case f.Required || p.Op == catalog.OpIsNull:
+		return e, true
+	case p.Op == catalog.OpIsNotNull:
+		return nil, false // guarded, it would always hold
+	}
+	return iceberg.NewOr(e, iceberg.IsNull(iceberg.Reference(f.Name))), true
 }
 
 func orAll(es []iceberg.BooleanExpression) iceberg.BooleanExpression {
@@ -74,6 +108,15 @@ func predicate(p catalog.Predicate, fields []iceberg.NestedField) (iceberg.Boole
 		return nil, false
 	}
 	ref := iceberg.Reference(f.Name)
+	if _, ok := f.Type.(iceberg.BooleanType); ok {
+		// Booleans have no ordering kernels in arrow-go's compute: iceberg-go fails to read
+		// with `b < true` as a row filter.
+		switch p.Op {
+		case catalog.OpEq, catalog.OpNotEq, catalog.OpIn, catalog.OpIsNull, catalog.OpIsNotNull:
+		default:
+			return nil, false
+		}
+	}
 	switch p.Op {
 	case catalog.OpIsNull:
 		return iceberg.IsNull(ref), true

@@ -287,7 +287,7 @@ func TestSQLURIForms(t *testing.T) {
 		l.dbPath,
 		"file:" + l.dbPath,
 		"file://" + l.dbPath,
-		"sqlite:///" + l.dbPath,                          // sqlite:////abs/path.db
+		"sqlite:///" + l.dbPath, // sqlite:////abs/path.db
 		"sqlite:///" + strings.TrimPrefix(l.dbPath, "/"), // sqlite:///abs/path.db, meaning /abs/path.db
 	} {
 		c := l.reader(Config{URI: uri})

@@ -53,14 +53,14 @@ func (t *Table) Scan(ctx context.Context, req catalog.ScanRequest) (*catalog.Sca
 		// read the cheapest one.
 		readNames = []string{fields[t.cheapestColumn()].Name}
 	}
-	filter, translated := icebergFilter(req.Filter, t.pin.schema)
+	planFilter, translated := icebergFilter(req.Filter, t.pin.schema, false)
+	readFilter, _ := icebergFilter(req.Filter, t.pin.schema, true)
 	opts := []table.ScanOption{
-		table.WithRowFilter(filter),
 		table.WithSelectedFields(readNames...),
 		table.WithCaseSensitive(true),
 	}
 
-	planScan, err := t.newScan(t.tbl, opts...)
+	planScan, err := t.newScan(t.tbl, append(slices.Clone(opts), table.WithRowFilter(planFilter))...)
 	if err != nil {
 		return nil, t.planErr(err)
 	}
@@ -86,7 +86,7 @@ func (t *Table) Scan(ctx context.Context, req catalog.ScanRequest) (*catalog.Sca
 			}
 			return storage.Counting(base, counter), nil
 		}, nil)
-	readOpts := append(slices.Clone(opts), table.WithMaxConcurrency(1))
+	readOpts := append(slices.Clone(opts), table.WithRowFilter(readFilter), table.WithMaxConcurrency(1))
 	if limit > 0 {
 		readOpts = append(readOpts, table.WithLimit(limit))
 	}
@@ -106,6 +106,9 @@ func (t *Table) Scan(ctx context.Context, req catalog.ScanRequest) (*catalog.Sca
 	}
 	plan := &catalog.ScanPlan{Fetched: counter.String}
 	for _, task := range tasks {
+		// The planner's residual derives from the planning filter; reading applies the read
+		// filter (see icebergFilter) instead. A nil residual means exactly that.
+		task.Residual = nil
 		plan.Tasks = append(plan.Tasks, &scanTask{state: st, task: task})
 	}
 	plan.Explain = t.explain(ctx, tasks, planned, readNames, translated > 0)
@@ -264,7 +267,7 @@ func (r *taskReader) finish() {
 	}
 }
 
-func (r *taskReader) Schema() *arrow.Schema           { return r.task.state.schema }
+func (r *taskReader) Schema() *arrow.Schema          { return r.task.state.schema }
 func (r *taskReader) RecordBatch() arrow.RecordBatch { return r.cur }
 
 // Record is the deprecated name of RecordBatch.
