@@ -17,14 +17,15 @@ SMOKE_FILES := sqlite/select1.test sqlite/select2.test sqlite/evidence sqlite/ra
 # prints its directory.
 PYTHON = "$$(scripts/venv.sh)/bin/python"
 
-.PHONY: help build run test test-go test-python test-slt test-fuzz conformance bench lint fuzz clean
+.PHONY: help build run test test-servers test-go test-python test-slt test-fuzz conformance bench bench-iceberg lint fuzz clean
 
 help:
 	@echo "make run          build and serve the demo catalog over Flight SQL on $(LISTEN)"
 	@echo "make test         vet, Go tests, Python tests, conformance smoke and project .slt files"
 	@echo "make build        bin/cachedb and bin/cachedb-slt"
 	@echo "make conformance  the whole sqllogictest corpus; writes conformance-results.txt/.json"
-	@echo "make bench        the aggregate benchmark against DuckDB; writes bench/results/"
+	@echo "make bench        both benchmarks (aggregate, iceberg); writes bench/results/"
+	@echo "make bench-iceberg  pushdown on a wide Iceberg table in MinIO vs --no-pushdown, DuckDB, pyiceberg"
 	@echo "make lint         gofmt, go vet, staticcheck"
 	@echo "make fuzz         $(FUZZ_TIME) of the engine's SQL fuzz target"
 
@@ -35,7 +36,13 @@ build:
 run: build
 	bin/cachedb serve --listen $(LISTEN)
 
-test: test-go test-python test-slt test-fuzz
+test: test-servers test-go test-python test-slt test-fuzz
+
+# The servers the tests start: MinIO (built once per machine) and Apache Iceberg's REST catalog
+# (jars from Maven Central, fetched once). Both land under ~/.cache/cachedb.
+test-servers:
+	scripts/minio.sh install >/dev/null
+	scripts/iceberg-rest.sh install >/dev/null
 
 test-go:
 	$(GO) vet ./...
@@ -54,6 +61,10 @@ conformance: build
 
 bench: build
 	$(GO) run ./bench/aggregate --python $(PYTHON)
+	$(PYTHON) bench/iceberg/main.py
+
+bench-iceberg: build
+	$(PYTHON) bench/iceberg/main.py
 
 lint:
 	@unformatted="$$(gofmt -l .)"; \
