@@ -88,17 +88,19 @@ install() {
 	command -v java >/dev/null || die "java (17 or newer) is not on PATH"
 	command -v mvn >/dev/null || die "mvn is not on PATH (it resolves the server's classpath)"
 	mkdir -p "$home"
-	exec 9>"$home.lock"
-	flock 9
-	if [[ ! -f "$home/.complete" ]]; then
-		echo "downloading the Iceberg $ICEBERG_VERSION REST catalog server into $lib" >&2
-		rm -rf "$lib"
-		write_pom
-		mvn -q -B -f "$home/pom.xml" -Dmdep.useRepositoryLayout=false \
-			org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
-			-DoutputDirectory="$lib" -DincludeScope=runtime >&2
-		touch "$home/.complete"
-	fi
+	# The lock is held in a subshell only, so that no server started afterwards inherits it.
+	(
+		flock 9
+		if [[ ! -f "$home/.complete" ]]; then
+			echo "downloading the Iceberg $ICEBERG_VERSION REST catalog server into $lib" >&2
+			rm -rf "$lib"
+			write_pom
+			mvn -q -B -f "$home/pom.xml" -Dmdep.useRepositoryLayout=false \
+				org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
+				-DoutputDirectory="$lib" -DincludeScope=runtime >&2
+			touch "$home/.complete"
+		fi
+	) 9>"$home.lock"
 	echo "$lib"
 }
 
