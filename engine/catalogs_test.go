@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/cachedb/cachedb/catalog"
@@ -130,5 +132,41 @@ func TestNoPushdownGivesTheSameAnswers(t *testing.T) {
 		if leaked := mem.CurrentAlloc() - before; leaked != 0 {
 			t.Errorf("NoPushdown=%v: queries leaked %d bytes", noPushdown, leaked)
 		}
+	}
+}
+
+// Sources store narrow types (Iceberg int and float); queries see them widened to the engine's
+// canonical int64 and float64, in the plan and in the batches alike.
+func TestNarrowColumnTypesAreWidened(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "i", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: "f", Type: arrow.PrimitiveTypes.Float32, Nullable: true},
+	}, nil)
+	tbl, err := e.Catalog().CreateTable(ctx, "narrow", schema, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	b.Field(0).(*array.Int32Builder).AppendValues([]int32{7, 8}, nil)
+	b.Field(1).(*array.Float32Builder).AppendValues([]float32{0.5, 1.5}, nil)
+	rec := b.NewRecordBatch()
+	b.Release()
+	if err := tbl.(catalog.InsertableTable).Append(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Release()
+	res := run(t, e, "SELECT * FROM narrow WHERE i > 7")
+	defer res.Reader.Release()
+	if got := res.Schema.Field(0).Type; got.ID() != arrow.INT64 {
+		t.Errorf("i is %s, want int64", got)
+	}
+	n := 0
+	for res.Reader.Next() {
+		n += int(res.Reader.RecordBatch().NumRows())
+	}
+	if err := res.Reader.Err(); err != nil || n != 1 {
+		t.Errorf("rows=%d err=%v", n, err)
 	}
 }

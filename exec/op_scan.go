@@ -46,7 +46,7 @@ func NewScan(table catalog.Table, name string, req catalog.ScanRequest, filters 
 		}
 		source[i] = ts.Field(c)
 		canonical[i] = source[i]
-		canonical[i].Type = canonicalType(source[i].Type)
+		canonical[i].Type = CanonicalType(source[i].Type)
 	}
 	plan, err := table.Scan(context.Background(), req)
 	if err != nil {
@@ -64,9 +64,9 @@ func NewScan(table catalog.Table, name string, req catalog.ScanRequest, filters 
 	}, nil
 }
 
-// canonicalType maps the integer and float widths the engine does not compute with to the
+// CanonicalType maps the integer and float widths the engine does not compute with to the
 // canonical int64 / float64; every other type is returned unchanged.
-func canonicalType(t arrow.DataType) arrow.DataType {
+func CanonicalType(t arrow.DataType) arrow.DataType {
 	switch t.ID() {
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
 		return arrow.PrimitiveTypes.Int64

@@ -6,6 +6,7 @@ import (
 
 	"vitess.io/vitess/go/vt/sqlparser"
 
+	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/planner"
 )
@@ -115,7 +116,7 @@ func (b *binder) aliasedTable(t *sqlparser.AliasedTableExpr, sc *scope) (planner
 		scan := &planner.Scan{Table: table, Name: name, Alias: alias}
 		for i, f := range schema.Fields() {
 			scan.Columns = append(scan.Columns, planner.Column{
-				ID: b.newID(), Name: f.Name, Table: alias, Type: f.Type, Nullable: f.Nullable,
+				ID: b.newID(), Name: f.Name, Table: alias, Type: exec.CanonicalType(f.Type), Nullable: f.Nullable,
 			})
 			scan.Indices = append(scan.Indices, i)
 		}
