@@ -115,4 +115,3 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 	flight.RegisterFlightServiceServer(s.grpc, fsql.NewFlightServerWithAllocator(s, opts.Alloc))
 	return s
 }
-
