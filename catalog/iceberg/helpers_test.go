@@ -34,6 +34,12 @@ type lake struct {
 }
 
 func newLake(t testing.TB, storedName string) *lake {
+	return newLakeAt(t, storedName, "", nil)
+}
+
+// newLakeAt is newLake with the warehouse at location (a local one when empty) and extra
+// writer properties (object-store settings).
+func newLakeAt(t testing.TB, storedName, location string, props iceberg.Properties) *lake {
 	t.Helper()
 	dir := t.TempDir()
 	l := &lake{t: t, dir: dir, dbPath: filepath.Join(dir, "catalog.db"), name: storedName, namespace: map[string]bool{}}
@@ -42,10 +48,14 @@ func newLake(t testing.TB, storedName string) *lake {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	l.w, err = sqlcat.NewCatalog(storedName, db, sqlcat.SQLite, iceberg.Properties{
-		"warehouse":           "file://" + filepath.Join(dir, "warehouse"),
-		"init_catalog_tables": "true",
-	})
+	if location == "" {
+		location = "file://" + filepath.Join(dir, "warehouse")
+	}
+	all := iceberg.Properties{"warehouse": location, "init_catalog_tables": "true"}
+	for k, v := range props {
+		all[k] = v
+	}
+	l.w, err = sqlcat.NewCatalog(storedName, db, sqlcat.SQLite, all)
 	if err != nil {
 		t.Fatal(err)
 	}
