@@ -306,3 +306,19 @@ func TestSQLURIForms(t *testing.T) {
 		t.Error("mysql:// accepted")
 	}
 }
+
+func TestEmptyTable(t *testing.T) {
+	l := newLake(t, "lake")
+	l.create("default", "empty", plainSchema())
+	got, err := l.reader(Config{}).Table(context.Background(), "empty")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := scan(t, got, catalog.ScanRequest{Filter: eq(0, scalar.NewInt64Scalar(1))})
+	if len(res.plan.Tasks) != 0 || len(res.rows) != 0 || res.plan.Explain != "snapshot=none files=0/0 delete_files=0 bytes_planned=0" {
+		t.Errorf("empty table: %d tasks, explain %q", len(res.plan.Tasks), res.plan.Explain)
+	}
+	if got.Schema().NumFields() != 3 {
+		t.Errorf("schema %s", got.Schema())
+	}
+}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"github.com/apache/iceberg-go"
 	icecat "github.com/apache/iceberg-go/catalog"
@@ -160,8 +163,6 @@ func TestSplitTasks(t *testing.T) {
 	if len(res.rows) != 24 {
 		t.Errorf("%d rows, want 24", len(res.rows))
 	}
-	files := tbl.CurrentSnapshot()
-	_ = files
 	gk, gt := ratio(t, explainValue(t, res.plan.Explain, "row_groups"))
 	if len(res.plan.Tasks) < 2 || len(res.plan.Tasks) != gt || gk != gt {
 		t.Errorf("%d tasks, explain %q: want one task per row group", len(res.plan.Tasks), res.plan.Explain)
@@ -173,4 +174,54 @@ func TestSplitTasks(t *testing.T) {
 	if est < 12 || est > 36 {
 		t.Errorf("estimated rows over split tasks %d, want about 24", est)
 	}
+}
+
+// TestConcurrentTasks reads all tasks of one plan at once, as exec partitions do.
+func TestConcurrentTasks(t *testing.T) {
+	ctx := context.Background()
+	l := newLake(t, "lake")
+	tbl := l.create("default", "many", eventsSchema())
+	for i := 0; i < 6; i++ {
+		tbl = appendJSON(t, tbl, eventRows())
+	}
+	got, err := l.reader(Config{}).Table(ctx, "many")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := got.Scan(ctx, catalog.ScanRequest{Columns: []int{3, 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	var wg sync.WaitGroup
+	var rows atomic.Int64
+	errc := make(chan error, len(plan.Tasks))
+	for _, task := range plan.Tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rdr, err := task.Open(ctx, mem)
+			if err != nil {
+				errc <- err
+				return
+			}
+			defer rdr.Release()
+			for rdr.Next() {
+				rows.Add(rdr.RecordBatch().NumRows())
+				_ = plan.Fetched()
+			}
+			if err := rdr.Err(); err != nil {
+				errc <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Error(err)
+	}
+	if rows.Load() != 6*24 {
+		t.Errorf("%d rows, want %d", rows.Load(), 6*24)
+	}
+	mem.AssertSize(t, 0)
 }
