@@ -44,9 +44,10 @@ test-servers:
 	scripts/minio.sh install >/dev/null
 	scripts/iceberg-rest.sh install >/dev/null
 
+# CACHEDB_REQUIRE_ALL turns "not installed" skips into failures: test-servers installed them.
 test-go:
 	$(GO) vet ./...
-	$(GO) test ./...
+	CACHEDB_REQUIRE_ALL=1 CACHEDB_PYICEBERG_PYTHON=$(PYTHON) $(GO) test ./...
 
 test-python: build
 	CACHEDB_BIN=$(CURDIR)/bin/cachedb $(PYTHON) -m pytest -q -p no:cacheprovider tests/python

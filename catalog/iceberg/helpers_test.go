@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -239,4 +240,15 @@ func fetchedBytes(t testing.TB, plan *catalog.ScanPlan) int64 {
 		t.Fatalf("Fetched %q: %v", plan.Fetched(), err)
 	}
 	return n
+}
+
+// unavailable skips a test whose outside parts (a Java REST server, a Python with pyiceberg) are
+// not installed, except under `make test` (CACHEDB_REQUIRE_ALL set), which installs them and
+// where a missing part is a failure, not a silent skip.
+func unavailable(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CACHEDB_REQUIRE_ALL") != "" {
+		t.Fatal(why + " (CACHEDB_REQUIRE_ALL is set: `make test` installs it)")
+	}
+	t.Skip(why)
 }

@@ -28,7 +28,7 @@ func pyicebergPython(t *testing.T) string {
 			return py
 		}
 	}
-	t.Skip("no Python with pyiceberg (set CACHEDB_PYICEBERG_PYTHON)")
+	unavailable(t, "no Python with pyiceberg (set CACHEDB_PYICEBERG_PYTHON)")
 	return ""
 }
 

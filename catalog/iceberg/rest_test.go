@@ -34,7 +34,7 @@ func restServer(t *testing.T) (string, *minio.Server) {
 	}
 	java, err := exec.LookPath("java")
 	if err != nil {
-		t.Skip("java is not installed")
+		unavailable(t, "java is not installed")
 	}
 	cache := os.Getenv("XDG_CACHE_HOME")
 	if cache == "" {
@@ -43,7 +43,7 @@ func restServer(t *testing.T) (string, *minio.Server) {
 	}
 	lib := filepath.Join(cache, "cachedb", "iceberg-rest-1.11.0", "lib")
 	if _, err := os.Stat(filepath.Join(filepath.Dir(lib), ".complete")); err != nil {
-		t.Skip("the Iceberg REST catalog server is not installed (scripts/iceberg-rest.sh install)")
+		unavailable(t, "the Iceberg REST catalog server is not installed (scripts/iceberg-rest.sh install)")
 	}
 	srv := minio.Start(t)
 	srv.CreateBucket(t, "lake")
