@@ -170,3 +170,18 @@ func TestNarrowColumnTypesAreWidened(t *testing.T) {
 		t.Errorf("rows=%d err=%v", n, err)
 	}
 }
+
+func TestExplainAnalyzeMeasuresTheWholeTableScan(t *testing.T) {
+	e, err := New(Config{NoDemo: true, NoPushdown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, e, "CREATE TABLE w (a BIGINT, b BIGINT)")
+	run(t, e, "INSERT INTO w VALUES (1, 2), (3, 4)")
+	plan := strings.Join(rows(t, e, "EXPLAIN ANALYZE SELECT a FROM w WHERE b > 2"), "\n")
+	for _, line := range strings.Split(plan, "\n") {
+		if strings.Contains(line, "Scan: w") && !strings.Contains(line, "rows=2") {
+			t.Errorf("the scan is not measured: %s", line)
+		}
+	}
+}

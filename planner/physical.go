@@ -130,6 +130,9 @@ func (pp *physicalPlanner) planWholeScan(p *Scan) (exec.Operator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if pp.opts.Analyze {
+		op = exec.Instrument(op)
+	}
 	cols := make([]exec.Expr, len(p.Indices))
 	for i, idx := range p.Indices {
 		cols[i] = exec.NewColumn(idx, p.Columns[i].Name, op.Schema().Field(idx).Type)
