@@ -1,82 +1,85 @@
-"""Fixtures that start a real `cachedb serve` process for the Python client tests.
+"""Fixtures that start real `cachedb serve` processes for the Python client tests.
 
 The binary is $CACHEDB_BIN, or bin/cachedb at the repository root (`make build` makes it).
 Each test session gets one server on a free loopback port; it is stopped with SIGTERM at the
 end and must exit with status 0.
-"""
 
-import os
-import pathlib
-import signal
-import socket
-import subprocess
-import tempfile
-import time
+The Iceberg end-to-end tests (test_iceberg.py) share one MinIO, one set of tables written with
+pyiceberg (iceberg_fixtures.build_lake) and one cachedb configured with a YAML file, all started
+once per session. MinIO is required: when it cannot start, those tests fail.
+"""
 
 import adbc_driver_flightsql.dbapi
 import pytest
 
-REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
-START_TIMEOUT_S = 30
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_listening(proc: subprocess.Popen, port: int, log_path: str) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(
-                f"cachedb exited with status {proc.returncode} before listening:\n"
-                + pathlib.Path(log_path).read_text()
-            )
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"cachedb did not listen on port {port} within {START_TIMEOUT_S}s")
+from servers import CachedbProcess, MinioProcess, lake_catalog_yaml, s3_yaml, write_config
 
 
 @pytest.fixture(scope="session")
 def server():
     """Yields the grpc:// URI of a running server."""
-    binary = os.environ.get("CACHEDB_BIN", str(REPO_ROOT / "bin" / "cachedb"))
-    if not os.path.exists(binary):
-        pytest.fail(f"cachedb binary {binary} not found: run `make build`")
-    port = _free_port()
-    with tempfile.NamedTemporaryFile(prefix="cachedb-", suffix=".log", delete=False) as log:
-        log_path = log.name
-        proc = subprocess.Popen(
-            [binary, "serve", "--listen", f"127.0.0.1:{port}"],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
+    proc = CachedbProcess([])
     try:
-        _wait_listening(proc, port, log_path)
-        yield f"grpc://127.0.0.1:{port}"
+        yield proc.uri
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            status = proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            pytest.fail("cachedb did not exit within 10s of SIGTERM")
-    if status != 0:
-        pytest.fail(
-            f"cachedb exited with status {status} on SIGTERM:\n" + pathlib.Path(log_path).read_text()
-        )
-    os.unlink(log_path)
+        proc.stop()
 
 
 @pytest.fixture
 def conn(server):
     """A fresh ADBC DB-API connection to the session's server."""
     with adbc_driver_flightsql.dbapi.connect(server, autocommit=True) as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def minio(tmp_path_factory):
+    """A MinIO server with random root credentials; yields an iceberg_fixtures.S3."""
+    proc = MinioProcess(tmp_path_factory.mktemp("minio") / "data")
+    try:
+        yield proc.s3
+    finally:
+        proc.stop()
+
+
+@pytest.fixture(scope="session")
+def lake(minio, tmp_path_factory):
+    """Every Iceberg test table, written once. The data file of `default.corrupt` holding ids
+    100..199 has a corrupted Parquet footer (lake.corrupt_file); ids 0..99 are readable."""
+    import iceberg_fixtures
+
+    built = iceberg_fixtures.build_lake(minio, tmp_path_factory.mktemp("lake"))
+    corrupt_table = built.table("default.corrupt")
+    [task] = list(corrupt_table.scan(row_filter="id >= 100").plan_files())
+    iceberg_fixtures.corrupt_parquet_footer(minio, task.file.file_path)
+    built.corrupt_file = task.file.file_path
+    return built
+
+
+@pytest.fixture(scope="session")
+def iceberg_server(lake, minio, tmp_path_factory):
+    """cachedb serving the lake: catalog `lake` (the default), `lake2` (the same tables found
+    through the catalog-name property) and a `files` catalog whose table `history_v2` is
+    history's second metadata.json."""
+    config = {
+        "default_catalog": "lake",
+        "s3": s3_yaml(minio),
+        "catalogs": [
+            lake_catalog_yaml(lake),
+            lake_catalog_yaml(lake, "lake2"),
+            {"name": "files", "type": "files", "tables": {"history_v2": lake.history[1].metadata_location}},
+        ],
+    }
+    path = write_config(tmp_path_factory.mktemp("cachedb") / "cachedb.yaml", config)
+    proc = CachedbProcess(["--config", str(path), "--no-demo"], name="cachedb-iceberg")
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
+@pytest.fixture
+def iconn(iceberg_server):
+    """A fresh ADBC connection to the Iceberg server."""
+    with adbc_driver_flightsql.dbapi.connect(iceberg_server.uri, autocommit=True) as c:
         yield c

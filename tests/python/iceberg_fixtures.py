@@ -135,6 +135,8 @@ class SnapshotInfo:
     snapshot_id: int
     timestamp_ms: int
     row_count: int
+    # the metadata.json written by the commit that made this snapshot
+    metadata_location: str
 
 
 @dataclasses.dataclass
@@ -189,7 +191,7 @@ def _wait_for_next_second(previous_ms: int) -> None:
 def _snapshot_info(tbl: Table) -> SnapshotInfo:
     snap = tbl.current_snapshot()
     assert snap is not None
-    return SnapshotInfo(snap.snapshot_id, snap.timestamp_ms, tbl.scan().to_arrow().num_rows)
+    return SnapshotInfo(snap.snapshot_id, snap.timestamp_ms, tbl.scan().count(), tbl.metadata_location)
 
 
 # --- merge-on-read deletes -------------------------------------------------------------------
@@ -443,7 +445,7 @@ def _history_rows(tbl: Table, ids: range, batch: int) -> pa.Table:
 
 def _type_zoo(catalog: Catalog) -> None:
     schema = Schema(
-        NestedField(1, "id", IntegerType(), required=True),
+        NestedField(1, "id", LongType(), required=True),
         NestedField(2, "c_bool", BooleanType()),
         NestedField(3, "c_int", IntegerType()),
         NestedField(4, "c_long", LongType()),
