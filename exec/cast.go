@@ -71,7 +71,7 @@ func CastArray(ctx context.Context, tc *TaskContext, a arrow.Array, to arrow.Dat
 		if out := castToBool(tc, a); out != nil {
 			return out, nil
 		}
-	case arrow.DATE32, arrow.TIMESTAMP:
+	case arrow.DATE32, arrow.TIMESTAMP, arrow.TIME64:
 		if s, ok := a.(*array.String); ok {
 			return castTextToTemporal(tc, s, to), nil
 		}

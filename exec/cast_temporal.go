@@ -77,8 +77,38 @@ func castTextToTemporal(tc *TaskContext, a *array.String, to arrow.DataType) arr
 			b.Append(arrow.Timestamp(t.Unix()*per + int64(t.Nanosecond())*per/1_000_000_000))
 		}
 		return b.NewArray()
+	case arrow.TIME64:
+		tt := to.(*arrow.Time64Type)
+		per := unitsPerSecond(tt.Unit)
+		b := array.NewTime64Builder(tc.Alloc, tt)
+		defer b.Release()
+		b.Reserve(n)
+		for i := 0; i < n; i++ {
+			d, ok := parseTimeOfDay(a.Value(i))
+			if a.IsNull(i) || !ok {
+				b.AppendNull()
+				continue
+			}
+			b.Append(arrow.Time64(d.Nanoseconds() / (1_000_000_000 / per)))
+		}
+		return b.NewArray()
 	}
 	return nil
+}
+
+// timeLayouts are the TIME formats text converts from: 'hh:mm:ss[.ffffff]' and 'hh:mm'.
+var timeLayouts = []string{"15:04:05.999999999", "15:04:05", "15:04"}
+
+// parseTimeOfDay reads a time of day as the duration since midnight.
+func parseTimeOfDay(s string) (time.Duration, bool) {
+	s = strings.TrimSpace(s)
+	for _, layout := range timeLayouts {
+		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			return time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute +
+				time.Duration(t.Second())*time.Second + time.Duration(t.Nanosecond()), true
+		}
+	}
+	return 0, false
 }
 
 // formatTemporal prints row i of a date32 or timestamp array as MySQL does; ok is false for
@@ -103,6 +133,16 @@ func temporalFormatter(a arrow.Array) (func(i int) string, bool) {
 				return t.Format("2006-01-02 15:04:05")
 			}
 			return t.Format("2006-01-02 15:04:05.000000")
+		}, true
+	case *array.Time64:
+		v := x.Time64Values()
+		per := unitsPerSecond(x.DataType().(*arrow.Time64Type).Unit)
+		return func(i int) string {
+			t := time.Unix(0, int64(v[i])*(1_000_000_000/per)).UTC()
+			if int64(v[i])%per == 0 {
+				return t.Format("15:04:05")
+			}
+			return t.Format("15:04:05.000000")
 		}, true
 	}
 	return nil, false

@@ -74,6 +74,7 @@ func TestNewCastRejectsImpossibleCasts(t *testing.T) {
 
 func TestCastTemporal(t *testing.T) {
 	date, ts := arrow.FixedWidthTypes.Date32, &arrow.TimestampType{Unit: arrow.Microsecond}
+	tm := arrow.FixedWidthTypes.Time64us
 	cases := []struct {
 		from arrow.DataType
 		js   string
@@ -83,6 +84,8 @@ func TestCastTemporal(t *testing.T) {
 		{str, `["2024-01-02", "2024-01-02 10:00:00", "nope", null]`, date, "2024-01-02,2024-01-02,NULL,NULL"},
 		{str, `["2024-01-02 03:04:05", "2024-01-02", "2024-01-02 03:04:05.25", "x"]`, ts, "2024-01-02 03:04:05,2024-01-02 00:00:00,2024-01-02 03:04:05.250000,NULL"},
 		{date, "[19724]", str, "2024-01-02"},
+		{str, `["12:00:00", "23:59:59.5", "07:30", "25:00:00", null]`, tm, "12:00:00,23:59:59.500000,07:30:00,NULL,NULL"},
+		{tm, "[43200000000, 1]", str, "12:00:00,00:00:00.000001"},
 	}
 	for _, c := range cases {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())

@@ -80,7 +80,8 @@ func decimalWidth(types []arrow.DataType) int32 {
 }
 
 // makeComparer returns a three-way comparison of a[i] with b[j]; a and b have the same
-// canonical type (int64, float64, decimal128 with one scale, utf8, bool, date32, timestamp).
+// canonical type (int64, float64, decimal128 with one scale, utf8, bool, date32, timestamp,
+// time64).
 func makeComparer(a, b arrow.Array) (func(i, j int) int, error) {
 	switch x := a.(type) {
 	case *array.Int64:
@@ -103,6 +104,9 @@ func makeComparer(a, b arrow.Array) (func(i, j int) int, error) {
 		return func(i, j int) int { return cmp.Compare(av[i], bv[j]) }, nil
 	case *array.Timestamp:
 		av, bv := x.TimestampValues(), b.(*array.Timestamp).TimestampValues()
+		return func(i, j int) int { return cmp.Compare(av[i], bv[j]) }, nil
+	case *array.Time64:
+		av, bv := x.Time64Values(), b.(*array.Time64).Time64Values()
 		return func(i, j int) int { return cmp.Compare(av[i], bv[j]) }, nil
 	}
 	return nil, errs.Internalf("values of type %s cannot be compared", a.DataType())

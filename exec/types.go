@@ -64,7 +64,7 @@ func isTemporalType(t arrow.DataType) bool {
 		return false
 	}
 	switch t.ID() {
-	case arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP:
+	case arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP, arrow.TIME64:
 		return true
 	}
 	return false
