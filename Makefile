@@ -50,7 +50,7 @@ test-go:
 	CACHEDB_REQUIRE_ALL=1 CACHEDB_PYICEBERG_PYTHON=$(PYTHON) $(GO) test ./...
 
 test-python: build
-	CACHEDB_BIN=$(CURDIR)/bin/cachedb $(PYTHON) -m pytest -q -p no:cacheprovider tests/python
+	CACHEDB_REQUIRE_ALL=1 CACHEDB_BIN=$(CURDIR)/bin/cachedb $(PYTHON) -m pytest -q -p no:cacheprovider tests/python
 
 test-slt: build
 	$(SLT_RUNNER) -q --dir $(SLT_DIR) --min-pass $(SMOKE_MIN_PASS) $(SMOKE_FILES)
