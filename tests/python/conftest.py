@@ -9,6 +9,8 @@ pyiceberg (iceberg_fixtures.build_lake) and one cachedb configured with a YAML f
 once per session. MinIO is required: when it cannot start, those tests fail.
 """
 
+import tempfile
+
 import adbc_driver_flightsql.dbapi
 import pytest
 
@@ -17,8 +19,10 @@ from servers import CachedbProcess, MinioProcess, lake_catalog_yaml, s3_yaml, wr
 
 @pytest.fixture(scope="session")
 def server():
-    """Yields the grpc:// URI of a running server."""
-    proc = CachedbProcess([])
+    """Yields the grpc:// URI of a server started as `make run` starts it: the embedded Iceberg
+    warehouse (here in a temporary directory) beside the in-memory demo table."""
+    warehouse = tempfile.mkdtemp(prefix="cachedb-warehouse-")
+    proc = CachedbProcess(["--warehouse", warehouse])
     try:
         yield proc.uri
     finally:
