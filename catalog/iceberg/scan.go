@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -90,26 +91,34 @@ func (t *Table) Scan(ctx context.Context, req catalog.ScanRequest) (*catalog.Sca
 	if limit > 0 {
 		readOpts = append(readOpts, table.WithLimit(limit))
 	}
-	readScan, err := t.newScan(readTbl, readOpts...)
-	if err != nil {
-		return nil, t.planErr(err)
-	}
-
 	st := &scanState{
-		table:    t,
-		scan:     readScan,
-		schema:   arrow.NewSchema(outFields, nil),
-		outNames: make([]string, len(cols)),
+		table:     t,
+		readTbl:   readTbl,
+		readOpts:  readOpts,
+		readNames: readNames,
+		schema:    arrow.NewSchema(outFields, nil),
+		outNames:  make([]string, len(cols)),
+		scans:     map[string]*table.Scan{},
 	}
 	for i, c := range cols {
 		st.outNames[i] = fields[c].Name
+	}
+	readIDs := map[int]bool{}
+	for _, name := range readNames {
+		if f, ok := t.pin.schema.FindFieldByName(name); ok {
+			collectIDs(f, readIDs)
+		}
 	}
 	plan := &catalog.ScanPlan{Fetched: counter.String}
 	for _, task := range tasks {
 		// The planner's residual derives from the planning filter; reading applies the read
 		// filter (see icebergFilter) instead. A nil residual means exactly that.
 		task.Residual = nil
-		plan.Tasks = append(plan.Tasks, &scanTask{state: st, task: task})
+		scan, err := st.scanFor(t.extraColumn(task.File, readIDs))
+		if err != nil {
+			return nil, t.planErr(err)
+		}
+		plan.Tasks = append(plan.Tasks, &scanTask{state: st, task: task, scan: scan})
 	}
 	plan.Explain = t.explain(ctx, tasks, planned, readNames, translated > 0)
 	return plan, nil
@@ -142,27 +151,31 @@ func (t *Table) planErr(err error) error {
 func (t *Table) cheapestColumn() int {
 	best, bestW := 0, 1<<30
 	for i, f := range t.pin.schema.Fields() {
-		w := 1 << 20
-		switch ft := f.Type.(type) {
-		case iceberg.BooleanType:
-			w = 1
-		case iceberg.Int32Type, iceberg.DateType, iceberg.Float32Type:
-			w = 4
-		case iceberg.Int64Type, iceberg.Float64Type, iceberg.TimeType, iceberg.TimestampType,
-			iceberg.TimestampTzType, iceberg.TimestampNsType, iceberg.TimestampTzNsType:
-			w = 8
-		case iceberg.DecimalType, iceberg.UUIDType:
-			w = 16
-		case iceberg.FixedType:
-			w = ft.Len()
-		case iceberg.StringType, iceberg.BinaryType:
-			w = 64
-		}
-		if w < bestW {
+		if w := typeWidth(f.Type); w < bestW {
 			best, bestW = i, w
 		}
 	}
 	return best
+}
+
+// typeWidth estimates the bytes a value of type t takes, to find cheap columns.
+func typeWidth(t iceberg.Type) int {
+	switch ft := t.(type) {
+	case iceberg.BooleanType:
+		return 1
+	case iceberg.Int32Type, iceberg.DateType, iceberg.Float32Type:
+		return 4
+	case iceberg.Int64Type, iceberg.Float64Type, iceberg.TimeType, iceberg.TimestampType,
+		iceberg.TimestampTzType, iceberg.TimestampNsType, iceberg.TimestampTzNsType:
+		return 8
+	case iceberg.DecimalType, iceberg.UUIDType:
+		return 16
+	case iceberg.FixedType:
+		return ft.Len()
+	case iceberg.StringType, iceberg.BinaryType:
+		return 64
+	}
+	return 1 << 20
 }
 
 // tasksForLimit keeps the leading tasks that certainly hold limit rows: tasks over whole files
@@ -183,15 +196,108 @@ func tasksForLimit(tasks []table.FileScanTask, limit int64) []table.FileScanTask
 
 // scanState is what the tasks of one plan share.
 type scanState struct {
-	table    *Table
-	scan     *table.Scan // reads through the plan's counting IO
-	schema   *arrow.Schema
-	outNames []string // the Iceberg column each output column reads
+	table     *Table
+	readTbl   *table.Table // the table read through the plan's counting IO
+	readOpts  []table.ScanOption
+	readNames []string // the Iceberg columns the scan selects
+	schema    *arrow.Schema
+	outNames  []string // the Iceberg column each output column reads
+
+	mu    sync.Mutex
+	scans map[string]*table.Scan // by the extra column selected ("" for none)
+}
+
+// scanFor returns the read scan selecting readNames plus extra (when not empty and not among
+// them); the batches it yields carry extra too, which conform leaves out.
+func (st *scanState) scanFor(extra string) (*table.Scan, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if s, ok := st.scans[extra]; ok {
+		return s, nil
+	}
+	names := st.readNames
+	if extra != "" && !slices.Contains(names, extra) {
+		names = append(slices.Clone(names), extra)
+	}
+	s, err := st.table.newScan(st.readTbl, append(slices.Clone(st.readOpts), table.WithSelectedFields(names...))...)
+	if err != nil {
+		return nil, err
+	}
+	st.scans[extra] = s
+	return s, nil
+}
+
+// allColumns is the extra-column key that selects every top-level column of the pinned schema.
+const allColumns = "\x00all"
+
+// fallbackScan selects every top-level column: for a file whose metadata does not say which
+// columns it holds and that has none of the selected ones.
+func (st *scanState) fallbackScan() (*table.Scan, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if s, ok := st.scans[allColumns]; ok {
+		return s, nil
+	}
+	var names []string
+	for _, f := range st.table.pin.schema.Fields() {
+		names = append(names, f.Name)
+	}
+	s, err := st.table.newScan(st.readTbl, append(slices.Clone(st.readOpts), table.WithSelectedFields(names...))...)
+	if err != nil {
+		return nil, err
+	}
+	st.scans[allColumns] = s
+	return s, nil
+}
+
+// extraColumn names a column to read besides the selected ones from a data file that holds
+// none of them (all were added to the table after the file was written): iceberg-go v0.7.0
+// fails to read a file in which no requested column exists ("no leaf column readers matched
+// col indices"), so such a read takes the file's cheapest column along. The file's column
+// sizes and value counts, keyed by field id, say which columns it holds; "" when it holds a
+// selected column or its metadata does not tell (Open retries those; see isNoColumnsErr).
+func (t *Table) extraColumn(f iceberg.DataFile, readIDs map[int]bool) string {
+	sizes := f.ColumnSizes()
+	if len(sizes) == 0 || len(readIDs) == 0 {
+		return ""
+	}
+	has := func(id int) bool {
+		if _, ok := sizes[id]; ok {
+			return true
+		}
+		if _, ok := f.ValueCounts()[id]; ok {
+			return true
+		}
+		_, ok := f.NullValueCounts()[id]
+		return ok
+	}
+	for id := range readIDs {
+		if has(id) {
+			return ""
+		}
+	}
+	best, bestW := "", 1<<30
+	for _, fld := range t.pin.schema.Fields() {
+		if _, ok := fld.Type.(iceberg.PrimitiveType); !ok || !has(fld.ID) {
+			continue
+		}
+		if w := typeWidth(fld.Type); w < bestW {
+			best, bestW = fld.Name, w
+		}
+	}
+	return best
+}
+
+// isNoColumnsErr reports iceberg-go's failure to read a file that holds none of the requested
+// columns. arrow-go's pqarrow returns it as a plain errors.New, so only its text identifies it.
+func isNoColumnsErr(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no leaf column readers matched col indices")
 }
 
 type scanTask struct {
 	state *scanState
 	task  table.FileScanTask
+	scan  *table.Scan // reads through the plan's counting IO
 }
 
 // EstimatedRows is the file's record count, in proportion when the task is a range of it.
@@ -211,12 +317,10 @@ func (s *scanTask) Open(ctx context.Context, mem memory.Allocator) (array.Record
 	if err := ctx.Err(); err != nil {
 		return nil, s.readErr(err)
 	}
-	_, seq, err := s.state.scan.ReadTasks(compute.WithAllocator(ctx, mem), []table.FileScanTask{s.task})
-	if err != nil {
+	r := &taskReader{task: s, ctx: ctx, mem: mem}
+	if err := r.start(s.scan); err != nil {
 		return nil, s.readErr(err)
 	}
-	next, stop := iter.Pull2(seq)
-	r := &taskReader{task: s, ctx: ctx, next: next, stop: stop}
 	r.refs.Store(1)
 	return r, nil
 }
@@ -239,12 +343,25 @@ func (s *scanTask) readErr(err error) error {
 type taskReader struct {
 	task *scanTask
 	ctx  context.Context
+	mem  memory.Allocator
 	next func() (arrow.RecordBatch, error, bool)
 	stop func()
 	refs atomic.Int64
 	cur  arrow.RecordBatch
 	err  error
 	done bool
+	// read says a batch came out; retried says the read already fell back to all columns.
+	read, retried bool
+}
+
+// start begins reading the task with scan.
+func (r *taskReader) start(scan *table.Scan) error {
+	_, seq, err := scan.ReadTasks(compute.WithAllocator(r.ctx, r.mem), []table.FileScanTask{r.task.task})
+	if err != nil {
+		return err
+	}
+	r.next, r.stop = iter.Pull2(seq)
+	return nil
 }
 
 func (r *taskReader) Retain() { r.refs.Add(1) }
@@ -293,9 +410,26 @@ func (r *taskReader) Next() bool {
 			if rec != nil {
 				rec.Release()
 			}
+			if isNoColumnsErr(err) && !r.read && !r.retried {
+				// The file holds none of the selected columns and its metadata did not
+				// say so: read it again with every column (see extraColumn).
+				r.retried = true
+				r.stop()
+				scan, serr := r.task.state.fallbackScan()
+				if serr == nil {
+					serr = r.start(scan)
+				}
+				if serr != nil {
+					r.done = true
+					r.err = r.task.readErr(serr)
+					return false
+				}
+				continue
+			}
 			r.fail(err)
 			return false
 		}
+		r.read = true
 		out, err := r.conform(rec)
 		rec.Release()
 		if err != nil {
