@@ -120,6 +120,7 @@ type Catalog struct {
 	conn icecat.Catalog // nil until connected (always nil for type files)
 
 	totalsCache totalsCache
+	footers     footerCache
 }
 
 var _ catalog.NamespacedCatalog = (*Catalog)(nil)

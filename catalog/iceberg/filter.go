@@ -96,91 +96,125 @@ func orAll(es []iceberg.BooleanExpression) iceberg.BooleanExpression {
 }
 
 func predicate(p catalog.Predicate, fields []iceberg.NestedField) (iceberg.BooleanExpression, bool) {
-	if p.Column < 0 || p.Column >= len(fields) {
+	tp, ok := translate(p, fields)
+	if !ok {
 		return nil, false
+	}
+	ref := iceberg.Reference(tp.field.Name)
+	switch tp.op {
+	case iceberg.OpIsNull:
+		return iceberg.IsNull(ref), true
+	case iceberg.OpNotNull:
+		return iceberg.NotNull(ref), true
+	case iceberg.OpIn:
+		return iceberg.SetPredicate(iceberg.OpIn, ref, tp.lits), true
+	}
+	return iceberg.LiteralPredicate(tp.op, ref, tp.lits[0]), true
+}
+
+// translated is a predicate in the column's own terms: the column, the Iceberg operation
+// (OpIsNull, OpNotNull, OpIn with two or more literals, or a comparison with one) and the
+// constants converted to the column's type. Planning builds Iceberg expressions from it and
+// row-group pruning compares it with Parquet statistics, so both follow one set of rules.
+type translated struct {
+	field iceberg.NestedField
+	op    iceberg.Operation
+	lits  []iceberg.Literal
+}
+
+// translate converts p (see icebergFilter for the rules); ok is false when it cannot be
+// expressed exactly.
+func translate(p catalog.Predicate, fields []iceberg.NestedField) (translated, bool) {
+	if p.Column < 0 || p.Column >= len(fields) {
+		return translated{}, false
 	}
 	f := fields[p.Column]
 	if strings.Contains(f.Name, ".") {
 		// A reference with a dot would be read as a path into a struct.
-		return nil, false
+		return translated{}, false
 	}
 	if _, ok := f.Type.(iceberg.PrimitiveType); !ok {
-		return nil, false
+		return translated{}, false
 	}
-	ref := iceberg.Reference(f.Name)
 	if _, ok := f.Type.(iceberg.BooleanType); ok {
 		// Booleans have no ordering kernels in arrow-go's compute: iceberg-go fails to read
 		// with `b < true` as a row filter.
 		switch p.Op {
 		case catalog.OpEq, catalog.OpNotEq, catalog.OpIn, catalog.OpIsNull, catalog.OpIsNotNull:
 		default:
-			return nil, false
+			return translated{}, false
 		}
 	}
+	out := translated{field: f}
 	switch p.Op {
 	case catalog.OpIsNull:
-		return iceberg.IsNull(ref), true
+		out.op = iceberg.OpIsNull
+		return out, true
 	case catalog.OpIsNotNull:
-		return iceberg.NotNull(ref), true
+		out.op = iceberg.OpNotNull
+		return out, true
 	case catalog.OpIn:
-		var lits []iceberg.Literal
 		for _, v := range p.Values {
 			b, ok := bounds(v, f.Type)
 			if !ok {
-				return nil, false
+				return translated{}, false
 			}
 			if b.exact {
-				lits = append(lits, b.lo)
+				out.lits = append(out.lits, b.lo)
 			}
 			// A constant between two column values equals no value of the column.
 		}
-		if len(lits) == 0 {
-			return nil, false
+		switch len(out.lits) {
+		case 0:
+			return translated{}, false
+		case 1:
+			out.op = iceberg.OpEQ
+		default:
+			out.op = iceberg.OpIn
 		}
-		if len(lits) == 1 {
-			return iceberg.LiteralPredicate(iceberg.OpEQ, ref, lits[0]), true
-		}
-		return iceberg.SetPredicate(iceberg.OpIn, ref, lits), true
+		return out, true
 	}
 	if len(p.Values) != 1 {
-		return nil, false
+		return translated{}, false
 	}
 	b, ok := bounds(p.Values[0], f.Type)
 	if !ok {
-		return nil, false
+		return translated{}, false
 	}
-	var op iceberg.Operation
 	switch p.Op {
 	case catalog.OpEq:
-		op = iceberg.OpEQ
+		out.op = iceberg.OpEQ
 	case catalog.OpNotEq:
-		op = iceberg.OpNEQ
+		out.op = iceberg.OpNEQ
 	case catalog.OpLt:
-		op = iceberg.OpLT
+		out.op = iceberg.OpLT
 	case catalog.OpLtEq:
-		op = iceberg.OpLTEQ
+		out.op = iceberg.OpLTEQ
 	case catalog.OpGt:
-		op = iceberg.OpGT
+		out.op = iceberg.OpGT
 	case catalog.OpGtEq:
-		op = iceberg.OpGTEQ
+		out.op = iceberg.OpGTEQ
 	default:
-		return nil, false
+		return translated{}, false
 	}
 	if b.exact {
-		return iceberg.LiteralPredicate(op, ref, b.lo), true
+		out.lits = []iceberg.Literal{b.lo}
+		return out, true
 	}
-	switch op {
+	switch out.op {
 	case iceberg.OpLT, iceberg.OpLTEQ:
 		if b.lo != nil {
-			return iceberg.LiteralPredicate(iceberg.OpLTEQ, ref, b.lo), true
+			out.op, out.lits = iceberg.OpLTEQ, []iceberg.Literal{b.lo}
+			return out, true
 		}
 	case iceberg.OpGT, iceberg.OpGTEQ:
 		if b.hi != nil {
-			return iceberg.LiteralPredicate(iceberg.OpGTEQ, ref, b.hi), true
+			out.op, out.lits = iceberg.OpGTEQ, []iceberg.Literal{b.hi}
+			return out, true
 		}
 	}
 	// = of a value no column value equals, or <> of one: nothing to skip safely by.
-	return nil, false
+	return translated{}, false
 }
 
 // bound is a constant placed in a column's domain: exact (lo is the constant) or strictly

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"iter"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,14 +70,47 @@ func (t *Table) Scan(ctx context.Context, req catalog.ScanRequest) (*catalog.Sca
 		return nil, t.planErr(err)
 	}
 
+	readIDs := map[int]bool{}
+	for _, name := range readNames {
+		if f, ok := t.pin.schema.FindFieldByName(name); ok {
+			collectIDs(f, readIDs)
+		}
+	}
+	counter := &storage.Counter{}
+
+	// Row groups: without a filter planning stays metadata-only and every row group of the
+	// kept files is read; with one, the kept files' footers narrow the tasks.
+	kept := make([]prunedTask, len(tasks))
+	for i, task := range tasks {
+		kept[i] = prunedTask{task: task, groups: -1, bytes: -1}
+	}
+	considered := int64(0)
+	for _, task := range tasks {
+		if n, ok := rowGroupsIn(task); ok && considered >= 0 {
+			considered += n
+		} else {
+			considered = -1
+		}
+	}
 	planned := tasks
 	limit := int64(0)
 	if req.Limit > 0 && len(req.Filter) == 0 {
 		limit = req.Limit
 		tasks = tasksForLimit(tasks, limit)
+		kept = kept[:len(tasks)]
+	}
+	if gf := newGroupFilter(req.Filter, t.pin.schema); len(gf) > 0 && len(tasks) <= maxFooterFiles {
+		if base, err := t.fs(ctx); err == nil {
+			// Footers are read through the table's IO, not the tasks' counter: Fetched
+			// reports what the tasks read.
+			res := t.pruneRowGroups(ctx, base, tasks, gf, readIDs)
+			kept, considered = res.tasks, res.considered
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, t.planErr(err)
 	}
 
-	counter := &storage.Counter{}
 	readTbl := table.New(t.ident, t.tbl.Metadata(), t.tbl.MetadataLocation(),
 		func(ctx context.Context) (iceio.IO, error) {
 			base, err := t.fs(ctx)
@@ -103,16 +135,11 @@ func (t *Table) Scan(ctx context.Context, req catalog.ScanRequest) (*catalog.Sca
 	for i, c := range cols {
 		st.outNames[i] = fields[c].Name
 	}
-	readIDs := map[int]bool{}
-	for _, name := range readNames {
-		if f, ok := t.pin.schema.FindFieldByName(name); ok {
-			collectIDs(f, readIDs)
-		}
-	}
 	plan := &catalog.ScanPlan{Fetched: counter.String}
-	for _, task := range tasks {
+	for _, pt := range kept {
 		// The planner's residual derives from the planning filter; reading applies the read
 		// filter (see icebergFilter) instead. A nil residual means exactly that.
+		task := pt.task
 		task.Residual = nil
 		scan, err := st.scanFor(t.extraColumn(task.File, readIDs))
 		if err != nil {
@@ -120,7 +147,7 @@ func (t *Table) Scan(ctx context.Context, req catalog.ScanRequest) (*catalog.Sca
 		}
 		plan.Tasks = append(plan.Tasks, &scanTask{state: st, task: task, scan: scan})
 	}
-	plan.Explain = t.explain(ctx, tasks, planned, readNames, translated > 0)
+	plan.Explain = t.explain(ctx, kept, planned, considered, readIDs, translated > 0)
 	return plan, nil
 }
 
@@ -477,26 +504,22 @@ func (r *taskReader) conform(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	return array.NewRecordBatch(st.schema, cols, rec.NumRows()), nil
 }
 
-// explain renders the plan summary: the snapshot, kept/total data files, delete files, kept/total
-// row groups (from split offsets, when every file has them) and the projected columns' on-disk
-// bytes of the kept files. tasks are the tasks kept, planned all those the filter let through.
-func (t *Table) explain(ctx context.Context, tasks, planned []table.FileScanTask, readNames []string, filtered bool) string {
+// explain renders the plan summary: the snapshot, kept/total data files, delete files, kept/
+// considered row groups (considered: those of the files file pruning kept; kept: those the
+// tasks read, after row-group pruning when footers were read, else from split offsets; left
+// out when unknown) and the on-disk bytes of the projected columns the tasks read.
+func (t *Table) explain(ctx context.Context, kept []prunedTask, planned []table.FileScanTask, considered int64, ids map[int]bool, filtered bool) string {
 	var b strings.Builder
 	if t.pin.snap == nil {
 		b.WriteString("snapshot=none files=0/0 delete_files=0 bytes_planned=0")
 		return b.String()
 	}
-	ids := map[int]bool{}
-	for _, name := range readNames {
-		if f, ok := t.pin.schema.FindFieldByName(name); ok {
-			collectIDs(f, ids)
-		}
-	}
 	files := map[string]bool{}
 	deletes := map[string]bool{}
 	var bytesPlanned, keptGroups int64
-	groupsKnown := true
-	for _, task := range tasks {
+	groupsKnown := considered >= 0
+	for _, pt := range kept {
+		task := pt.task
 		f := task.File
 		files[f.FilePath()] = true
 		for _, group := range [][]iceberg.DataFile{task.DeleteFiles, task.EqualityDeleteFiles, task.DeletionVectorFiles} {
@@ -504,17 +527,23 @@ func (t *Table) explain(ctx context.Context, tasks, planned []table.FileScanTask
 				deletes[d.FilePath()] = true
 			}
 		}
-		bytesPlanned += projectedBytes(task, ids)
-		if n, ok := rowGroupsIn(task); ok {
+		if pt.bytes >= 0 {
+			bytesPlanned += pt.bytes
+		} else {
+			bytesPlanned += projectedBytes(task, ids)
+		}
+		if pt.groups >= 0 {
+			keptGroups += pt.groups
+		} else if n, ok := rowGroupsIn(task); ok {
 			keptGroups += n
 		} else {
 			groupsKnown = false
 		}
 	}
-	totals := t.cat.totals(ctx, t, planned, filtered)
-	fmt.Fprintf(&b, "snapshot=%d files=%d/%s delete_files=%d", t.pin.snap.SnapshotID, len(files), totals.filesText(), len(deletes))
-	if groupsKnown && totals.rowGroups >= 0 {
-		fmt.Fprintf(&b, " row_groups=%d/%d", keptGroups, totals.rowGroups)
+	totalFiles := t.cat.totalFiles(ctx, t, planned, filtered)
+	fmt.Fprintf(&b, "snapshot=%d files=%d/%s delete_files=%d", t.pin.snap.SnapshotID, len(files), totalFiles, len(deletes))
+	if groupsKnown {
+		fmt.Fprintf(&b, " row_groups=%d/%d", keptGroups, considered)
 	}
 	fmt.Fprintf(&b, " bytes_planned=%d", bytesPlanned)
 	return b.String()
@@ -578,54 +607,4 @@ func rowGroupsIn(task table.FileScanTask) (int64, bool) {
 		}
 	}
 	return n, true
-}
-
-// snapshotTotals are the data files and row groups of a whole snapshot. rowGroups is -1 when
-// unknown (some file lacks split offsets, or they could not be counted); files is -1 when
-// unknown.
-type snapshotTotals struct {
-	files     int64
-	rowGroups int64
-}
-
-func (s snapshotTotals) filesText() string {
-	if s.files < 0 {
-		return "?"
-	}
-	return strconv.FormatInt(s.files, 10)
-}
-
-// totalsOf counts the data files and row groups of a filterless plan.
-func totalsOf(tasks []table.FileScanTask) snapshotTotals {
-	seen := map[string]bool{}
-	var tot snapshotTotals
-	for _, task := range tasks {
-		f := task.File
-		if seen[f.FilePath()] {
-			continue
-		}
-		seen[f.FilePath()] = true
-		tot.files++
-		if tot.rowGroups >= 0 {
-			if offs := f.SplitOffsets(); len(offs) > 0 {
-				tot.rowGroups += int64(len(offs))
-			} else {
-				tot.rowGroups = -1
-			}
-		}
-	}
-	return tot
-}
-
-// summaryFiles reads the snapshot summary's total-data-files, -1 when absent.
-func summaryFiles(snap *table.Snapshot) int64 {
-	if snap == nil || snap.Summary == nil {
-		return -1
-	}
-	if v, ok := snap.Summary.Properties["total-data-files"]; ok {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
-			return n
-		}
-	}
-	return -1
 }

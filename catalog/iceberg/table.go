@@ -35,9 +35,6 @@ type Table struct {
 	ioOnce sync.Once
 	io     iceio.IO
 	ioErr  error
-
-	totalsOnce sync.Once
-	totals     snapshotTotals
 }
 
 var _ catalog.Table = (*Table)(nil)

@@ -9,10 +9,10 @@ import (
 	"github.com/apache/iceberg-go/table"
 )
 
-// totalsCacheSize bounds the snapshots whose totals a catalog remembers.
+// totalsCacheSize bounds the snapshots whose data-file counts a catalog remembers.
 const totalsCacheSize = 256
 
-// totalsCache remembers snapshotTotals by metadata location and snapshot id. Both name
+// totalsCache remembers data-file counts by metadata location and snapshot id. Both name
 // immutable content, so an entry never goes stale; it only ages out.
 type totalsCache struct {
 	mu    sync.Mutex
@@ -21,32 +21,32 @@ type totalsCache struct {
 }
 
 type totalsEntry struct {
-	key string
-	tot snapshotTotals
+	key   string
+	files int64
 }
 
-func (c *totalsCache) get(key string) (snapshotTotals, bool) {
+func (c *totalsCache) get(key string) (int64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byKey[key]; ok {
 		c.lru.MoveToFront(el)
-		return el.Value.(*totalsEntry).tot, true
+		return el.Value.(*totalsEntry).files, true
 	}
-	return snapshotTotals{}, false
+	return 0, false
 }
 
-func (c *totalsCache) put(key string, tot snapshotTotals) {
+func (c *totalsCache) put(key string, files int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.byKey == nil {
 		c.byKey = map[string]*list.Element{}
 	}
 	if el, ok := c.byKey[key]; ok {
-		el.Value.(*totalsEntry).tot = tot
+		el.Value.(*totalsEntry).files = files
 		c.lru.MoveToFront(el)
 		return
 	}
-	c.byKey[key] = c.lru.PushFront(&totalsEntry{key: key, tot: tot})
+	c.byKey[key] = c.lru.PushFront(&totalsEntry{key: key, files: files})
 	for c.lru.Len() > totalsCacheSize {
 		old := c.lru.Back()
 		c.lru.Remove(old)
@@ -54,36 +54,53 @@ func (c *totalsCache) put(key string, tot snapshotTotals) {
 	}
 }
 
-// totals returns the data files and row groups of t's pinned snapshot for EXPLAIN. planned is
-// the plan just made; when it was made without a filter it covers the whole snapshot and is
-// counted directly. Otherwise the total files come from the snapshot summary and the total row
-// groups from a filterless plan (manifests only), computed once per snapshot. A failure to
-// count leaves the row groups unknown rather than failing the scan.
-func (c *Catalog) totals(ctx context.Context, t *Table, planned []table.FileScanTask, filtered bool) snapshotTotals {
+// totalFiles is the number of data files in t's pinned snapshot for EXPLAIN, "?" when it cannot
+// be counted: the snapshot summary's total-data-files; else, when planned was made without a
+// filter (so it covers the whole snapshot), its files; else those of a filterless plan
+// (manifests only), computed once per snapshot.
+func (c *Catalog) totalFiles(ctx context.Context, t *Table, planned []table.FileScanTask, filtered bool) string {
+	if n := summaryFiles(t.pin.snap); n >= 0 {
+		return strconv.FormatInt(n, 10)
+	}
 	key := t.tbl.MetadataLocation() + "#" + strconv.FormatInt(t.pin.snap.SnapshotID, 10)
-	if tot, ok := c.totalsCache.get(key); ok {
-		return tot
+	if n, ok := c.totalsCache.get(key); ok {
+		return strconv.FormatInt(n, 10)
 	}
-	if !filtered {
-		tot := totalsOf(planned)
-		c.totalsCache.put(key, tot)
-		return tot
+	if filtered {
+		scan, err := t.newScan(t.tbl)
+		if err != nil {
+			return "?"
+		}
+		all, err := scan.PlanFiles(ctx)
+		_ = scan.Close()
+		if err != nil {
+			return "?"
+		}
+		planned = all
 	}
-	tot := snapshotTotals{files: summaryFiles(t.pin.snap), rowGroups: -1}
-	scan, err := t.newScan(t.tbl)
-	if err != nil {
-		return tot
+	n := filesIn(planned)
+	c.totalsCache.put(key, n)
+	return strconv.FormatInt(n, 10)
+}
+
+// filesIn counts the distinct data files of a plan.
+func filesIn(tasks []table.FileScanTask) int64 {
+	seen := map[string]bool{}
+	for _, task := range tasks {
+		seen[task.File.FilePath()] = true
 	}
-	all, err := scan.PlanFiles(ctx)
-	_ = scan.Close()
-	if err != nil {
-		return tot
+	return int64(len(seen))
+}
+
+// summaryFiles reads the snapshot summary's total-data-files, -1 when absent.
+func summaryFiles(snap *table.Snapshot) int64 {
+	if snap == nil || snap.Summary == nil {
+		return -1
 	}
-	counted := totalsOf(all)
-	if tot.files < 0 {
-		tot.files = counted.files
+	if v, ok := snap.Summary.Properties["total-data-files"]; ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+			return n
+		}
 	}
-	tot.rowGroups = counted.rowGroups
-	c.totalsCache.put(key, tot)
-	return tot
+	return -1
 }
