@@ -51,7 +51,7 @@ func TestDeletes(t *testing.T) {
 	if err := tx.CommitEqualityDeletes(ctx, []int{1}, records, nil); err != nil {
 		t.Fatal(err)
 	}
-	if tbl, err = tx.Commit(ctx); err != nil {
+	if _, err = tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 
@@ -102,7 +102,7 @@ func TestSchemaEvolution(t *testing.T) {
 	if tbl, err = tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	tbl = appendJSON(t, tbl, `[{"id":3,"label":"c","extra":0.5}]`)
+	_ = appendJSON(t, tbl, `[{"id":3,"label":"c","extra":0.5}]`)
 
 	c := l.reader(Config{})
 	cur, err := c.Table(ctx, "evolve")
@@ -159,7 +159,7 @@ func TestReadOnlyAddedColumn(t *testing.T) {
 	if tbl, err = tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	tbl = appendJSON(t, tbl, `[{"id":3,"name":"c","d":7},{"id":4,"name":"d","d":null}]`)
+	_ = appendJSON(t, tbl, `[{"id":3,"name":"c","d":7},{"id":4,"name":"d","d":null}]`)
 
 	got, err := l.reader(Config{}).Table(ctx, "grown")
 	if err != nil {

@@ -19,7 +19,6 @@ func (r row) Size() int        { return len(r) }
 func (r row) Get(i int) any    { return r[i] }
 func (r row) Set(i int, v any) { r[i] = v }
 func cmpRat(a, b *big.Rat) int { return a.Cmp(b) }
-func ratOf(f float64) *big.Rat { return new(big.Rat).SetFloat64(f) }
 func ratInt(i int64) *big.Rat  { return new(big.Rat).SetInt64(i) }
 func decScalar(unscaled int64, p, s int32) scalar.Scalar {
 	return scalar.NewDecimal128Scalar(decimal128.FromI64(unscaled), &arrow.Decimal128Type{Precision: p, Scale: s})

@@ -163,7 +163,7 @@ func TestSplitTasks(t *testing.T) {
 		table.ParquetRowGroupLimitKey: "5",
 		table.ReadSplitTargetSizeKey:  "1", // one task per row group
 	}))
-	tbl = appendJSON(t, tbl, eventRows())
+	_ = appendJSON(t, tbl, eventRows())
 	got, err := l.reader(Config{}).Table(ctx, "split")
 	if err != nil {
 		t.Fatal(err)
@@ -413,7 +413,7 @@ func TestRowGroupPruningPositionDeletes(t *testing.T) {
 	}))
 	tbl = appendJSON(t, tbl, clusteredRows(0, 50))
 	var err error
-	if tbl, err = tbl.Delete(ctx, iceberg.IsIn(iceberg.Reference("id"), int64(23), int64(41), int64(44)), nil); err != nil {
+	if _, err = tbl.Delete(ctx, iceberg.IsIn(iceberg.Reference("id"), int64(23), int64(41), int64(44)), nil); err != nil {
 		t.Fatal(err)
 	}
 	got, err := l.reader(Config{}).Table(ctx, "posdel")

@@ -192,7 +192,7 @@ func readFooter(ctx context.Context, fsys iceio.IO, f iceberg.DataFile) (*metada
 	}
 	n := int64(binary.LittleEndian.Uint32(tail))
 	if n <= 0 || n+12 > size {
-		return nil, 0, fmt.Errorf("Parquet footer length %d does not fit a file of %d bytes", n, size)
+		return nil, 0, fmt.Errorf("parquet footer length %d does not fit a file of %d bytes", n, size)
 	}
 	buf := make([]byte, n)
 	if err := readAt(buf, size-8-n); err != nil {
@@ -200,7 +200,7 @@ func readFooter(ctx context.Context, fsys iceio.IO, f iceberg.DataFile) (*metada
 	}
 	meta, err := metadata.NewFileMetaData(buf, nil)
 	if err != nil {
-		return nil, 0, fmt.Errorf("Parquet footer: %w", err)
+		return nil, 0, fmt.Errorf("parquet footer: %w", err)
 	}
 	return meta, size, nil
 }
