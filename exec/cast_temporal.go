@@ -45,55 +45,56 @@ func unitsPerSecond(u arrow.TimeUnit) int64 {
 	return 1_000_000
 }
 
-// castTextToTemporal converts text to date32 or timestamp; nil when to is neither.
+// castTextToTemporal converts text to date32, timestamp or time64; nil when to is none of them.
 func castTextToTemporal(tc *TaskContext, a *array.String, to arrow.DataType) arrow.Array {
-	n := a.Len()
-	switch to.ID() {
-	case arrow.DATE32:
-		b := array.NewDate32Builder(tc.Alloc)
-		defer b.Release()
-		b.Reserve(n)
-		for i := 0; i < n; i++ {
-			t, ok := parseDateTime(a.Value(i))
-			if a.IsNull(i) || !ok {
-				b.AppendNull()
-				continue
-			}
-			b.Append(arrow.Date32(t.Unix() / 86400))
-		}
-		return b.NewArray()
-	case arrow.TIMESTAMP:
-		tt := to.(*arrow.TimestampType)
-		per := unitsPerSecond(tt.Unit)
-		b := array.NewTimestampBuilder(tc.Alloc, tt)
-		defer b.Release()
-		b.Reserve(n)
-		for i := 0; i < n; i++ {
-			t, ok := parseDateTime(a.Value(i))
-			if a.IsNull(i) || !ok {
-				b.AppendNull()
-				continue
-			}
-			b.Append(arrow.Timestamp(t.Unix()*per + int64(t.Nanosecond())*per/1_000_000_000))
-		}
-		return b.NewArray()
-	case arrow.TIME64:
-		tt := to.(*arrow.Time64Type)
-		per := unitsPerSecond(tt.Unit)
-		b := array.NewTime64Builder(tc.Alloc, tt)
-		defer b.Release()
-		b.Reserve(n)
-		for i := 0; i < n; i++ {
-			d, ok := parseTimeOfDay(a.Value(i))
-			if a.IsNull(i) || !ok {
-				b.AppendNull()
-				continue
-			}
-			b.Append(arrow.Time64(d.Nanoseconds() / (1_000_000_000 / per)))
-		}
-		return b.NewArray()
+	switch to := to.(type) {
+	case *arrow.Date32Type:
+		return convertText(a, array.NewDate32Builder(tc.Alloc), func(s string) (arrow.Date32, bool) {
+			t, ok := parseDateTime(s)
+			return arrow.Date32(t.Unix() / 86400), ok
+		})
+	case *arrow.TimestampType:
+		per := unitsPerSecond(to.Unit)
+		return convertText(a, array.NewTimestampBuilder(tc.Alloc, to), func(s string) (arrow.Timestamp, bool) {
+			t, ok := parseDateTime(s)
+			return arrow.Timestamp(t.Unix()*per + int64(t.Nanosecond())*per/1_000_000_000), ok
+		})
+	case *arrow.Time64Type:
+		per := unitsPerSecond(to.Unit)
+		return convertText(a, array.NewTime64Builder(tc.Alloc, to), func(s string) (arrow.Time64, bool) {
+			d, ok := parseTimeOfDay(s)
+			return arrow.Time64(d.Nanoseconds() / (1_000_000_000 / per)), ok
+		})
 	}
 	return nil
+}
+
+// valueBuilder is the part of a typed Arrow builder convertText uses.
+type valueBuilder[T any] interface {
+	Append(T)
+	AppendNull()
+	Reserve(int)
+	NewArray() arrow.Array
+	Release()
+}
+
+// convertText builds an array from a's rows with parse, which reports false for text that is
+// not a valid value; NULL rows and invalid text become NULL. It releases b.
+func convertText[T any](a *array.String, b valueBuilder[T], parse func(string) (T, bool)) arrow.Array {
+	defer b.Release()
+	b.Reserve(a.Len())
+	for i := 0; i < a.Len(); i++ {
+		if a.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		if v, ok := parse(a.Value(i)); ok {
+			b.Append(v)
+		} else {
+			b.AppendNull()
+		}
+	}
+	return b.NewArray()
 }
 
 // timeLayouts are the TIME formats text converts from: 'hh:mm:ss[.ffffff]' and 'hh:mm'.
