@@ -47,6 +47,11 @@ type Options struct {
 	Alloc memory.Allocator
 	// Logger receives request failures and recovered panics (default slog.Default()).
 	Logger *slog.Logger
+	// Extend, when set, wraps the Flight service before it is registered, so that another part
+	// of cachedb (cluster membership) can serve its own DoAction types on the same port. The
+	// wrapper must pass every call it does not serve to the service it wraps. Its errors pass
+	// through the same status mapping as the server's own.
+	Extend func(flight.FlightServer) flight.FlightServer
 }
 
 func (o Options) withDefaults() Options {
@@ -112,6 +117,10 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 		grpc.ChainUnaryInterceptor(unaryInterceptor, withSessionUnary),
 		grpc.ChainStreamInterceptor(streamInterceptor, withSessionStream),
 	)
-	flight.RegisterFlightServiceServer(s.grpc, fsql.NewFlightServerWithAllocator(s, opts.Alloc))
+	var svc flight.FlightServer = fsql.NewFlightServerWithAllocator(s, opts.Alloc)
+	if opts.Extend != nil {
+		svc = opts.Extend(svc)
+	}
+	flight.RegisterFlightServiceServer(s.grpc, svc)
 	return s
 }
