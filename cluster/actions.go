@@ -1,0 +1,172 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+// Flight action types of the membership protocol.
+const (
+	// ActionRegister (head): body RegisterRequest, one result RegisterResponse.
+	ActionRegister = "cachedb.register"
+	// ActionHeartbeat (head): body HeartbeatRequest, one result HeartbeatResponse; NotFound
+	// when the node must register again.
+	ActionHeartbeat = "cachedb.heartbeat"
+	// ActionNodeInfo (data node): empty body, one result NodeInfo.
+	ActionNodeInfo = "cachedb.node-info"
+)
+
+// maxBody bounds an action body; membership messages are a few hundred bytes.
+const maxBody = 64 << 10
+
+// RegisterRequest announces a data node to the head.
+type RegisterRequest struct {
+	ID string `json:"id"`
+	// Addr is the HOST:PORT of the node's Flight server, as other processes reach it.
+	Addr string `json:"addr"`
+}
+
+// RegisterResponse tells the node how often to heartbeat.
+type RegisterResponse struct {
+	HeartbeatIntervalMS int64 `json:"heartbeat_interval_ms"`
+	LostAfterMS         int64 `json:"lost_after_ms"`
+}
+
+// HeartbeatRequest says that a registered node is alive.
+type HeartbeatRequest struct {
+	ID string `json:"id"`
+}
+
+// HeartbeatResponse is empty for now; it is a JSON object so fields can be added.
+type HeartbeatResponse struct{}
+
+// NodeInfo is a data node's answer to ActionNodeInfo.
+type NodeInfo struct {
+	ID        string `json:"id"`
+	StartedAt string `json:"started_at"` // RFC 3339, UTC
+	Version   string `json:"version,omitempty"`
+}
+
+// Actions serves the head's side of the membership protocol over Flight DoAction.
+type Actions struct {
+	m *Membership
+}
+
+// NewActions returns the Flight handler for m.
+func NewActions(m *Membership) *Actions { return &Actions{m: m} }
+
+// Handles reports whether actionType is one Actions serves.
+func (a *Actions) Handles(actionType string) bool {
+	return actionType == ActionRegister || actionType == ActionHeartbeat
+}
+
+// Do serves one membership action and returns the result body. Errors are gRPC statuses:
+// InvalidArgument for a malformed body, NotFound when the node must register again.
+func (a *Actions) Do(_ context.Context, action *flight.Action) ([]byte, error) {
+	switch action.Type {
+	case ActionRegister:
+		var req RegisterRequest
+		if err := decodeBody(action, &req); err != nil {
+			return nil, wireError(err)
+		}
+		if _, err := a.m.Register(req.ID, req.Addr); err != nil {
+			return nil, wireError(err)
+		}
+		return json.Marshal(RegisterResponse{
+			HeartbeatIntervalMS: a.m.HeartbeatInterval().Milliseconds(),
+			LostAfterMS:         a.m.LostAfter().Milliseconds(),
+		})
+	case ActionHeartbeat:
+		var req HeartbeatRequest
+		if err := decodeBody(action, &req); err != nil {
+			return nil, wireError(err)
+		}
+		if err := a.m.Heartbeat(req.ID); err != nil {
+			return nil, wireError(err)
+		}
+		return json.Marshal(HeartbeatResponse{})
+	default:
+		return nil, status.Errorf(codes.Unimplemented, "action type %q is not a membership action", action.Type)
+	}
+}
+
+// Wrap returns next with the membership actions added: DoAction serves cachedb.register and
+// cachedb.heartbeat and passes every other type to next; ListActions lists next's actions and
+// then these. All other calls go to next unchanged.
+func (a *Actions) Wrap(next flight.FlightServer) flight.FlightServer {
+	return &wrapped{FlightServer: next, actions: a}
+}
+
+type wrapped struct {
+	flight.FlightServer
+	actions *Actions
+}
+
+func (w *wrapped) DoAction(action *flight.Action, stream flight.FlightService_DoActionServer) error {
+	if !w.actions.Handles(action.Type) {
+		return w.FlightServer.DoAction(action, stream)
+	}
+	body, err := w.actions.Do(stream.Context(), action)
+	if err != nil {
+		return err
+	}
+	return stream.Send(&flight.Result{Body: body})
+}
+
+func (w *wrapped) ListActions(in *flight.Empty, stream flight.FlightService_ListActionsServer) error {
+	if err := w.FlightServer.ListActions(in, stream); err != nil && status.Code(err) != codes.Unimplemented {
+		return err
+	}
+	for _, t := range []*flight.ActionType{
+		{Type: ActionRegister, Description: "register a data node: JSON {id, addr}"},
+		{Type: ActionHeartbeat, Description: "heartbeat of a registered data node: JSON {id}"},
+	} {
+		if err := stream.Send(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeBody parses an action's JSON body, rejecting unknown fields so that a node speaking a
+// newer protocol is told instead of half understood.
+func decodeBody(action *flight.Action, v any) error {
+	if len(action.Body) > maxBody {
+		return errs.Invalidf("%s: body is %d bytes, more than %d", action.Type, len(action.Body), maxBody)
+	}
+	if err := strictUnmarshal(action.Body, v); err != nil {
+		return errs.Invalidf("%s: body is not the expected JSON: %v", action.Type, err)
+	}
+	return nil
+}
+
+func strictUnmarshal(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// wireError gives an error the gRPC code the membership protocol promises (a node reacts to
+// NotFound by registering again), whichever Flight server carries the action.
+func wireError(err error) error {
+	var e *errs.Error
+	if !errors.As(err, &e) {
+		return status.Error(codes.Internal, err.Error())
+	}
+	switch e.Category {
+	case errs.InvalidInput:
+		return status.Error(codes.InvalidArgument, err.Error())
+	case errs.NotFound:
+		return status.Error(codes.NotFound, err.Error())
+	default:
+		return status.Error(codes.Internal, err.Error())
+	}
+}

@@ -1,0 +1,182 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+)
+
+// Defaults for AgentConfig fields left zero.
+const (
+	DefaultMinBackoff = 100 * time.Millisecond
+	DefaultMaxBackoff = 2 * time.Second
+)
+
+// AgentConfig configures an Agent.
+type AgentConfig struct {
+	// ID is the node's ID, unique in the cluster.
+	ID string
+	// Addr is the node's Flight address as the head and other nodes reach it.
+	Addr string
+	// Head is the HOST:PORT of the head's Flight SQL server.
+	Head string
+	// MinBackoff and MaxBackoff bound the wait between failed registrations (defaults 100 ms
+	// and 2 s); the wait doubles after each failure.
+	MinBackoff, MaxBackoff time.Duration
+	// Logger (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Agent keeps a data node registered with the head.
+type Agent struct {
+	cfg AgentConfig
+}
+
+// NewAgent returns an agent; nothing happens until Run.
+func NewAgent(cfg AgentConfig) *Agent {
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = DefaultMinBackoff
+	}
+	if cfg.MaxBackoff < cfg.MinBackoff {
+		cfg.MaxBackoff = max(DefaultMaxBackoff, cfg.MinBackoff)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Agent{cfg: cfg}
+}
+
+// Run registers with the head, retrying with exponential backoff while the head is unreachable
+// or refuses, then heartbeats at the interval the head asked for. When a heartbeat is answered
+// NotFound (the head restarted, or marked this node lost) it registers again at once. Run
+// returns nil when ctx ends, and an error only when the head's address cannot be used at all.
+func (a *Agent) Run(ctx context.Context) error {
+	client, err := flight.NewClientWithMiddleware(a.cfg.Head, nil, nil,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		// Reconnect quickly after the head restarts; gRPC's default backoff grows to 2 min.
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: time.Second,
+		}))
+	if err != nil {
+		return fmt.Errorf("data node %s: head address %s: %w", a.cfg.ID, a.cfg.Head, err)
+	}
+	defer client.Close()
+
+	log := a.cfg.Logger.With("node", a.cfg.ID, "head", a.cfg.Head)
+	registered := false
+	interval := DefaultHeartbeatInterval
+	wait := time.Duration(0)
+	retry := a.cfg.MinBackoff
+	failing := false // a failure was logged; log the recovery too
+	for {
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+		} else if ctx.Err() != nil {
+			return nil
+		}
+		if !registered {
+			var resp RegisterResponse
+			err := a.call(ctx, client, ActionRegister, RegisterRequest{ID: a.cfg.ID, Addr: a.cfg.Addr}, &resp, interval)
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err != nil {
+				if !failing {
+					log.Warn("cannot register with the head; retrying", "err", err)
+					failing = true
+				}
+				wait, retry = retry, min(2*retry, a.cfg.MaxBackoff)
+				continue
+			}
+			if resp.HeartbeatIntervalMS > 0 {
+				interval = time.Duration(resp.HeartbeatIntervalMS) * time.Millisecond
+			}
+			log.Info("registered with the head", "addr", a.cfg.Addr, "heartbeat_interval", interval)
+			registered, failing, retry, wait = true, false, a.cfg.MinBackoff, interval
+			continue
+		}
+		err := a.call(ctx, client, ActionHeartbeat, HeartbeatRequest{ID: a.cfg.ID}, &HeartbeatResponse{}, interval)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case status.Code(err) == codes.NotFound:
+			log.Info("the head does not know this node; registering again", "reason", status.Convert(err).Message())
+			registered, wait = false, 0
+		case err != nil:
+			if !failing {
+				log.Warn("heartbeat failed; retrying", "err", err)
+				failing = true
+			}
+			wait = interval
+		default:
+			if failing {
+				log.Info("heartbeats reach the head again")
+				failing = false
+			}
+			wait = interval
+		}
+	}
+}
+
+// call runs one membership action with a deadline of one heartbeat interval (at least 1 s) and
+// decodes its single JSON result into resp.
+func (a *Agent) call(ctx context.Context, client flight.Client, actionType string, req, resp any, interval time.Duration) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, max(interval, time.Second))
+	defer cancel()
+	out, err := DoAction(ctx, client, actionType, body)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(out, resp); err != nil {
+		return fmt.Errorf("%s: the head answered with malformed JSON: %w", actionType, err)
+	}
+	return nil
+}
+
+// DoAction runs one Flight action and returns the body of its single result.
+func DoAction(ctx context.Context, client flight.Client, actionType string, body []byte) ([]byte, error) {
+	stream, err := client.DoAction(ctx, &flight.Action{Type: actionType, Body: body})
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	got := false
+	for {
+		r, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !got {
+			out, got = r.Body, true
+		}
+	}
+	if !got {
+		return nil, fmt.Errorf("%s: the server sent no result", actionType)
+	}
+	return out, nil
+}

@@ -1,0 +1,23 @@
+// Package cluster holds what the head and the data nodes share about each other: membership
+// now; task assignment and tickets later.
+//
+// # Membership protocol
+//
+// Every message travels as an Arrow Flight DoAction on the existing Flight ports; there is no
+// other RPC. Bodies and results are JSON objects; unknown fields are rejected.
+//
+//   - cachedb.register (served by the head, on its Flight SQL port): body {"id", "addr"}, where
+//     addr is the HOST:PORT of the node's own Flight server. The node becomes alive (again, if it
+//     was lost or already known; its address may change). Result {"heartbeat_interval_ms",
+//     "lost_after_ms"}. A malformed body is InvalidArgument.
+//   - cachedb.heartbeat (head): body {"id"}. Result {}. NotFound when the head does not know the
+//     node (it restarted) or has marked it lost: the node must register again.
+//   - cachedb.node-info (served by each data node): empty body. Result {"id", "started_at",
+//     "version"}.
+//
+// A node not heard from for LostAfter (default 3 s) is marked lost; nodes heartbeat every
+// HeartbeatInterval (default 1 s). Membership reports joins and losses to its OnChange callback
+// in order. The head mounts Actions on its Flight SQL server (flightsql.Options.Extend with
+// Actions.Wrap); an Agent on each data node registers, heartbeats and re-registers. The
+// SystemCatalog shows the membership to SQL as system.nodes.
+package cluster
