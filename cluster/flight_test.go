@@ -1,0 +1,279 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+)
+
+const (
+	testInterval  = 50 * time.Millisecond
+	testLostAfter = 400 * time.Millisecond
+	// eventually bounds every wait for a state change. It only guards against hanging: the
+	// changes themselves come within LostAfter plus a few intervals.
+	eventually = 5 * time.Second
+)
+
+var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// testHead is a head's Flight server carrying only the membership actions.
+type testHead struct {
+	m    *Membership
+	log  *eventLog
+	srv  *grpc.Server
+	addr string
+	stop context.CancelFunc
+}
+
+// startHead serves a fresh membership on addr ("127.0.0.1:0" for any port).
+func startHead(t *testing.T, addr string) *testHead {
+	t.Helper()
+	h := &testHead{log: &eventLog{}}
+	h.m = NewMembership(Config{HeartbeatInterval: testInterval, LostAfter: testLostAfter, OnChange: h.log.add})
+	var lis net.Listener
+	var err error
+	for deadline := time.Now().Add(eventually); ; {
+		if lis, err = net.Listen("tcp", addr); err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.addr = lis.Addr().String()
+	h.srv = grpc.NewServer()
+	flight.RegisterFlightServiceServer(h.srv, NewActions(h.m).Wrap(&flight.BaseFlightServer{}))
+	go func() { _ = h.srv.Serve(lis) }()
+	ctx, cancel := context.WithCancel(context.Background())
+	h.stop = func() { cancel(); h.srv.Stop() }
+	go h.m.Run(ctx)
+	t.Cleanup(h.stop)
+	return h
+}
+
+// testNode is a data node: its Flight server and its agent.
+type testNode struct {
+	id, addr string
+	srv      *NodeServer
+	cancel   context.CancelFunc
+	done     chan error
+}
+
+func startNode(t *testing.T, id, head string) *testNode {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &testNode{id: id, addr: lis.Addr().String(), srv: NewNodeServer(id, "test")}
+	go func() { _ = n.srv.Serve(lis) }()
+	t.Cleanup(func() { n.srv.Shutdown(context.Background()) })
+	n.startAgent(t, head)
+	return n
+}
+
+func (n *testNode) startAgent(t *testing.T, head string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	n.cancel, n.done = cancel, make(chan error, 1)
+	a := NewAgent(AgentConfig{ID: n.id, Addr: n.addr, Head: head, MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, Logger: quietLog})
+	go func() { n.done <- a.Run(ctx) }()
+	t.Cleanup(cancel)
+}
+
+func (n *testNode) stopAgent(t *testing.T) {
+	t.Helper()
+	n.cancel()
+	select {
+	case err := <-n.done:
+		if err != nil {
+			t.Errorf("agent %s: Run = %v, want nil after cancel", n.id, err)
+		}
+	case <-time.After(eventually):
+		t.Fatalf("agent %s did not stop after cancel", n.id)
+	}
+}
+
+// waitStates polls until the head's membership reads want ("id=state ...").
+func waitStates(t *testing.T, m *Membership, want string) {
+	t.Helper()
+	deadline := time.Now().Add(eventually)
+	for {
+		got := states(m)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("membership is %q, want %q", got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func dial(t *testing.T, addr string) flight.Client {
+	t.Helper()
+	c, err := flight.NewClientWithMiddleware(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestAgentsJoinLeaveRejoinAndSurviveHeadRestart(t *testing.T) {
+	head := startHead(t, "127.0.0.1:0")
+	nodes := map[string]*testNode{}
+	for _, id := range []string{"n1", "n2", "n3"} {
+		nodes[id] = startNode(t, id, head.addr)
+	}
+	waitStates(t, head.m, "n1=alive n2=alive n3=alive")
+	for _, n := range head.m.Nodes() {
+		if n.Addr != nodes[n.ID].addr {
+			t.Errorf("node %s registered address %s, its server is at %s", n.ID, n.Addr, nodes[n.ID].addr)
+		}
+	}
+	// Heartbeats keep them alive well past LostAfter.
+	time.Sleep(2 * testLostAfter)
+	if got := states(head.m); got != "n1=alive n2=alive n3=alive" {
+		t.Errorf("after 2×LostAfter with heartbeats: %s", got)
+	}
+
+	// Each node's Flight server answers node-info.
+	body, err := DoAction(context.Background(), dial(t, nodes["n2"].addr), ActionNodeInfo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info NodeInfo
+	if err := json.Unmarshal(body, &info); err != nil || info.ID != "n2" || info.Version != "test" || info.StartedAt == "" {
+		t.Errorf("node-info = %s (%v)", body, err)
+	}
+
+	// Stopping n2's agent: n2 is lost, the others stay alive.
+	nodes["n2"].stopAgent(t)
+	stopped := time.Now()
+	waitStates(t, head.m, "n1=alive n2=lost n3=alive")
+	for _, n := range head.m.Nodes() {
+		if n.ID == "n2" && n.LastHeartbeat.After(stopped) {
+			t.Errorf("n2 heard from after its agent stopped: %+v", n)
+		}
+	}
+	// Restarted, it is alive again.
+	nodes["n2"].startAgent(t, head.addr)
+	waitStates(t, head.m, "n1=alive n2=alive n3=alive")
+	evs := strings.Join(head.log.take(), "; ")
+	for _, want := range []string{"joined n1@", "joined n3@", "lost n2@", "joined n2@"} {
+		if !strings.Contains(evs, want) {
+			t.Errorf("events lack %q: %s", want, evs)
+		}
+	}
+	if strings.Index(evs, "lost n2@") > strings.LastIndex(evs, "joined n2@") {
+		t.Errorf("n2 rejoined before it was lost: %s", evs)
+	}
+
+	// The head restarts on the same address with an empty table: heartbeats are answered
+	// NotFound and every agent registers again.
+	head.stop()
+	head2 := startHead(t, head.addr)
+	waitStates(t, head2.m, "n1=alive n2=alive n3=alive")
+}
+
+// Agents started before the head keep retrying until it comes up.
+func TestAgentWaitsForHead(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	n := startNode(t, "early", addr)
+	time.Sleep(100 * time.Millisecond)
+	head := startHead(t, addr)
+	waitStates(t, head.m, "early=alive")
+	n.stopAgent(t)
+}
+
+func TestActionErrors(t *testing.T) {
+	head := startHead(t, "127.0.0.1:0")
+	c := dial(t, head.addr)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		action, body string
+		code         codes.Code
+		msg          string
+	}{
+		{ActionHeartbeat, `{"id":"ghost"}`, codes.NotFound, "register again"},
+		{ActionRegister, `{"id":"a"`, codes.InvalidArgument, ActionRegister},
+		{ActionRegister, `{"id":"a","addr":"h:1","extra":1}`, codes.InvalidArgument, "extra"},
+		{ActionRegister, `{"id":"","addr":"h:1"}`, codes.InvalidArgument, "node id is empty"},
+		{"cachedb.unknown", ``, codes.Unimplemented, ""},
+	} {
+		_, err := DoAction(ctx, c, tc.action, []byte(tc.body))
+		if status.Code(err) != tc.code || !strings.Contains(status.Convert(err).Message(), tc.msg) {
+			t.Errorf("%s %s: %v, want %v containing %q", tc.action, tc.body, err, tc.code, tc.msg)
+		}
+	}
+	body, err := DoAction(ctx, c, ActionRegister, []byte(`{"id":"a","addr":"h:1"}`))
+	var resp RegisterResponse
+	if err != nil || json.Unmarshal(body, &resp) != nil || resp.HeartbeatIntervalMS != testInterval.Milliseconds() || resp.LostAfterMS != testLostAfter.Milliseconds() {
+		t.Errorf("register = %s, %v", body, err)
+	}
+
+	// ListActions names the membership actions after the wrapped server's (none here).
+	stream, err := c.ListActions(ctx, &flight.Empty{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for {
+		a, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, a.Type)
+	}
+	if strings.Join(types, ",") != ActionRegister+","+ActionHeartbeat {
+		t.Errorf("ListActions = %v", types)
+	}
+}
+
+// Concurrent registrations and heartbeats keep the table consistent (run with -race).
+func TestMembershipConcurrent(t *testing.T) {
+	m := NewMembership(Config{})
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := string(rune('a' + i))
+			if _, err := m.Register(id, "h:1"); err != nil {
+				t.Error(err)
+			}
+			for range 100 {
+				if err := m.Heartbeat(id); err != nil {
+					t.Error(err)
+				}
+				_ = m.Nodes()
+			}
+		}()
+	}
+	wg.Wait()
+	if got := states(m); got != "a=alive b=alive c=alive d=alive e=alive f=alive g=alive h=alive" {
+		t.Errorf("states = %s", got)
+	}
+}
