@@ -1,4 +1,5 @@
-// Command cachedb runs the cachedb server (serve) and a small SQL client (sql).
+// Command cachedb runs the cachedb server (serve, or head and worker for a cluster) and a
+// small SQL client (sql).
 //
 // Every flag may also come from the environment: --listen from CACHEDB_LISTEN, --connect from
 // CACHEDB_CONNECT, and so on (upper case, dashes as underscores). A flag given on the command
@@ -38,7 +39,7 @@ func newRootCommand() *cobra.Command {
 			return flagsFromEnv(cmd.Flags(), os.LookupEnv)
 		},
 	}
-	root.AddCommand(newServeCommand(), newSQLCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), newHeadCommand(), newWorkerCommand(), newSQLCommand(), newVersionCommand())
 	return root
 }
 

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cachedb/cachedb/cluster"
+)
+
+// defaultWorkerAddr is where `cachedb worker` listens unless told otherwise.
+const defaultWorkerAddr = "127.0.0.1:32011"
+
+func newHeadCommand() *cobra.Command {
+	var flags serverFlags
+	cmd := &cobra.Command{
+		Use:   "head",
+		Short: "Run the head of a cluster: the Flight SQL server that data nodes register with",
+		Long: "Runs the head: the same Flight SQL server as serve, which data nodes started with\n" +
+			"`cachedb worker --head ADDR` register with. SELECT * FROM system.nodes lists them.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return flags.run(cmd, 0) },
+	}
+	flags.register(cmd)
+	return cmd
+}
+
+func newWorkerCommand() *cobra.Command {
+	var listen, head, id, advertise string
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run a data node that registers with a head and serves Flight until SIGINT or SIGTERM",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stopSignals := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stopSignals()
+			w, err := startWorker(ctx, listen, head, id, advertise)
+			if err != nil {
+				return err
+			}
+			<-ctx.Done()
+			slog.Info("data node shutting down", "node", w.id, "grace", shutdownGrace)
+			stopCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+			defer cancel()
+			w.stop(stopCtx)
+			slog.Info("data node stopped", "node", w.id)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&listen, "listen", defaultWorkerAddr, "HOST:PORT of the node's Flight server (port 0 picks a free port)")
+	f.StringVar(&head, "head", defaultAddr, "HOST:PORT of the head")
+	f.StringVar(&id, "id", "", "node ID, unique in the cluster (default HOSTNAME:PORT)")
+	f.StringVar(&advertise, "advertise", "", "HOST:PORT the head and other nodes reach this node at (default: the listen address, with the hostname when it listens on all interfaces)")
+	return cmd
+}
+
+// worker is a running data node: its Flight server and the agent that keeps it registered.
+type worker struct {
+	id     string
+	srv    *cluster.NodeServer
+	cancel context.CancelFunc
+	agent  chan error
+	served chan error
+}
+
+// startWorker listens on listen, serves the data node's Flight server and starts its agent
+// registering with head. An empty id defaults to HOSTNAME:PORT; an empty advertise to the
+// listener's address (the hostname replacing an unspecified host). The node runs until ctx
+// ends or stop is called.
+func startWorker(ctx context.Context, listen, head, id, advertise string) (*worker, error) {
+	lis, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, fmt.Errorf("data node listening on %s: %w", listen, err)
+	}
+	addr := lis.Addr().(*net.TCPAddr)
+	if advertise == "" {
+		advertise = lis.Addr().String()
+		if addr.IP.IsUnspecified() {
+			advertise = net.JoinHostPort(hostname(), fmt.Sprint(addr.Port))
+		}
+	}
+	if id == "" {
+		id = net.JoinHostPort(hostname(), fmt.Sprint(addr.Port))
+	}
+	w := &worker{id: id, srv: cluster.NewNodeServer(id, version), agent: make(chan error, 1), served: make(chan error, 1)}
+	go func() { w.served <- w.srv.Serve(lis) }()
+	slog.Info("cachedb worker listening on "+lis.Addr().String(), "node", id, "addr", advertise, "head", head)
+	agentCtx, cancel := context.WithCancel(ctx)
+	w.cancel = cancel
+	agent := cluster.NewAgent(cluster.AgentConfig{ID: id, Addr: advertise, Head: head})
+	go func() { w.agent <- agent.Run(agentCtx) }()
+	return w, nil
+}
+
+// stop ends the agent (the head then marks the node lost) and shuts the Flight server down.
+func (w *worker) stop(ctx context.Context) {
+	w.cancel()
+	if err := <-w.agent; err != nil {
+		slog.Error("data node agent failed", "node", w.id, "err", err)
+	}
+	w.srv.Shutdown(ctx)
+	if err := <-w.served; err != nil {
+		slog.Error("data node server failed", "node", w.id, "err", err)
+	}
+}
+
+// logMembership logs joins and losses of data nodes.
+func logMembership(e cluster.Event) {
+	switch e.Kind {
+	case cluster.EventJoined:
+		slog.Info("data node joined", "node", e.Node.ID, "addr", e.Node.Addr)
+	case cluster.EventLost:
+		slog.Warn("data node lost", "node", e.Node.ID, "addr", e.Node.Addr, "last_heartbeat", e.Node.LastHeartbeat)
+	}
+}
+
+// dialable turns a listener's address into one a local client can dial: an unspecified host
+// (listening on all interfaces) becomes loopback.
+func dialable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
+}
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "localhost"
+	}
+	return h
+}

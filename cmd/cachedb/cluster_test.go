@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+var workerListeningLine = regexp.MustCompile(`cachedb worker listening on (\S+:\d+)`)
+
+// startProcess runs cachedb with args and returns the process and the address from the first
+// stderr line matching line.
+func startProcess(t *testing.T, line *regexp.Regexp, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = os.Environ()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := line.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case addr := <-found:
+		return cmd, addr
+	case <-time.After(30 * time.Second):
+		t.Fatalf("cachedb %s did not log its address within 30s", args[0])
+		return nil, ""
+	}
+}
+
+// nodeStates queries system.nodes on the head at addr and returns "id=state" sorted by ID.
+func nodeStates(t *testing.T, addr string) string {
+	t.Helper()
+	out, errOut, err := runCLI(t, "", nil, "sql", "--connect", addr, "-e", "SELECT id, state FROM system.nodes")
+	if err != nil {
+		t.Fatalf("SELECT FROM system.nodes: %v\n%s", err, errOut)
+	}
+	var rows []string
+	for _, line := range strings.Split(out, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) != 4 {
+			continue
+		}
+		id, state := strings.TrimSpace(cells[1]), strings.TrimSpace(cells[2])
+		if id == "id" {
+			continue
+		}
+		rows = append(rows, id+"="+state)
+	}
+	sort.Strings(rows)
+	return strings.Join(rows, " ")
+}
+
+// waitNodeStates polls system.nodes until match accepts it. Registration and loss detection
+// are asynchronous; the bound only keeps a broken build from hanging.
+func waitNodeStates(t *testing.T, addr string, what string, match func(string) bool) string {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		got := nodeStates(t, addr)
+		if match(got) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("system.nodes never showed %s; last: %q", what, got)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func TestServeWithWorkers(t *testing.T) {
+	cmd, addr := startServe(t, nil, "--no-warehouse", "--workers", "3")
+	defer stopServe(t, cmd)
+	got := waitNodeStates(t, addr, "3 alive nodes", func(s string) bool {
+		return strings.Count(s, "=alive") == 3
+	})
+	if n := len(strings.Fields(got)); n != 3 {
+		t.Errorf("system.nodes = %q, want exactly 3 nodes", got)
+	}
+}
+
+func TestHeadAndWorkers(t *testing.T) {
+	head, addr := startProcess(t, listeningLine, "head", "--listen", "127.0.0.1:0", "--no-warehouse")
+	defer stopServe(t, head)
+	w1, _ := startProcess(t, workerListeningLine, "worker", "--listen", "127.0.0.1:0", "--head", addr, "--id", "w1")
+	defer stopServe(t, w1)
+	w2, _ := startProcess(t, workerListeningLine, "worker", "--listen", "127.0.0.1:0", "--head", addr, "--id", "w2")
+	waitNodeStates(t, addr, "w1 and w2 alive", func(s string) bool { return s == "w1=alive w2=alive" })
+
+	// kill -9: no goodbye, so the head notices only by the missing heartbeats.
+	if err := w2.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = w2.Wait()
+	waitNodeStates(t, addr, "w2 lost and w1 alive", func(s string) bool { return s == "w1=alive w2=lost" })
+}
