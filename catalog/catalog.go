@@ -56,6 +56,15 @@ type Table interface {
 	Scan(ctx context.Context, req ScanRequest) (*ScanPlan, error)
 }
 
+// VersionedTable is a table pinned to one version of a source that keeps versions (an Iceberg
+// snapshot).
+type VersionedTable interface {
+	Table
+	// Version is the name suffix ("@<snapshot id>") that resolves this same version again, or ""
+	// when there is nothing to pin (a table with no snapshot yet).
+	Version() string
+}
+
 // InsertableTable is a table that accepts appended rows.
 type InsertableTable interface {
 	Table

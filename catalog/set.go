@@ -2,8 +2,10 @@ package catalog
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/cachedb/cachedb/internal/errs"
 )
@@ -28,6 +30,15 @@ type Set struct {
 	// in namespace currentNS when that is set.
 	current   Catalog
 	currentNS string
+	// pins holds the versions of the tables a statement resolved, by name as written (lower
+	// case): given ones are resolved at that version, new ones recorded (WithPins).
+	pins *pinSet
+}
+
+// pinSet is the name → version map of one statement.
+type pinSet struct {
+	mu       sync.Mutex
+	versions map[string]string
 }
 
 // NewSet combines catalogs. defaultSource names the source catalog that unqualified and
@@ -83,6 +94,30 @@ func (s *Set) WithCurrent(catalogName, namespace string) (*Set, error) {
 	}
 	out.current, out.currentNS, out.def = target, namespace, target
 	return &out, nil
+}
+
+// WithPins returns a copy of s that resolves every unversioned name found in pins
+// (case-insensitively) at the version pins gives ("@<snapshot id>"), and records the version of
+// every other versioned table it resolves. Pins then reports them all, so that running the same
+// statement again with them reads exactly the same table states.
+func (s *Set) WithPins(pins map[string]string) *Set {
+	out := *s
+	out.pins = &pinSet{versions: map[string]string{}}
+	for name, v := range pins {
+		out.pins.versions[strings.ToLower(name)] = v
+	}
+	return &out
+}
+
+// Pins returns the versions of the tables resolved so far through a Set made by WithPins (nil
+// for any other Set).
+func (s *Set) Pins() map[string]string {
+	if s.pins == nil {
+		return nil
+	}
+	s.pins.mu.Lock()
+	defer s.pins.mu.Unlock()
+	return maps.Clone(s.pins.versions)
 }
 
 // PublicSchema is the one db schema of a flat (non-namespaced) catalog, as Flight SQL clients
@@ -147,8 +182,29 @@ func (s *Set) Resolve(name string) (Catalog, string, error) {
 	return s.def, qualifier + "." + table + version, nil
 }
 
-// Table resolves name (see Set) and returns the table.
+// Table resolves name (see Set) and returns the table, at its pinned version when the Set has
+// pins (WithPins).
 func (s *Set) Table(ctx context.Context, name string) (Table, error) {
+	if s.pins == nil || strings.Contains(name, "@") {
+		return s.table(ctx, name)
+	}
+	key := strings.ToLower(name)
+	s.pins.mu.Lock()
+	version, pinned := s.pins.versions[key]
+	s.pins.mu.Unlock()
+	if pinned {
+		return s.table(ctx, name+version)
+	}
+	t, err := s.table(ctx, name)
+	if vt, ok := t.(VersionedTable); ok && err == nil && vt.Version() != "" {
+		s.pins.mu.Lock()
+		s.pins.versions[key] = vt.Version()
+		s.pins.mu.Unlock()
+	}
+	return t, err
+}
+
+func (s *Set) table(ctx context.Context, name string) (Table, error) {
 	c, local, err := s.Resolve(name)
 	if err != nil {
 		return nil, err

@@ -68,6 +68,9 @@ type Prepared struct {
 	Schema *arrow.Schema
 	// NumParams is the number of ? placeholders.
 	NumParams int
+	// Pins are the versions of the versioned (Iceberg) tables the statement resolved; run it
+	// with them in its Session to read the same snapshots.
+	Pins map[string]string
 }
 
 // Catalog returns the engine's own catalog, which receives DDL.

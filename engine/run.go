@@ -158,19 +158,26 @@ func (e *Engine) prepare(ctx context.Context, sqlText string) (*Prepared, error)
 	if err != nil {
 		return nil, err
 	}
+	prep := preparedOf(stmt)
+	prep.Pins = tables.Pins()
+	return prep, nil
+}
+
+// preparedOf describes a bound statement.
+func preparedOf(stmt planner.Statement) *Prepared {
 	switch s := stmt.(type) {
 	case *planner.Query:
-		return &Prepared{IsQuery: true, Schema: planner.OutputSchema(s.Plan), NumParams: s.NumParams}, nil
+		return &Prepared{IsQuery: true, Schema: planner.OutputSchema(s.Plan), NumParams: s.NumParams}
 	case *planner.Explain:
-		return &Prepared{IsQuery: true, Schema: explainSchema, NumParams: s.Query.NumParams}, nil
+		return &Prepared{IsQuery: true, Schema: explainSchema, NumParams: s.Query.NumParams}
 	case *planner.Insert:
-		return &Prepared{NumParams: s.Source.NumParams}, nil
+		return &Prepared{NumParams: s.Source.NumParams}
 	case *planner.CreateTable:
 		if s.AsSelect != nil {
-			return &Prepared{NumParams: s.AsSelect.NumParams}, nil
+			return &Prepared{NumParams: s.AsSelect.NumParams}
 		}
 	}
-	return &Prepared{}, nil
+	return &Prepared{}
 }
 
 // runToBatches executes a query to completion and returns its batches (the caller releases

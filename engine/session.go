@@ -12,6 +12,10 @@ import (
 type Session struct {
 	Catalog string
 	Schema  string
+	// Pins fixes the versions of versioned tables by name as written (catalog.Set.WithPins):
+	// the Pins of a Prepare, given to the Execute of the same text, make it read exactly the
+	// table states the Prepare saw.
+	Pins map[string]string
 }
 
 type sessionKey struct{}
@@ -37,5 +41,9 @@ func (e *Engine) ValidateSession(s Session) error {
 // tablesFor is the name resolution of a statement run in ctx.
 func (e *Engine) tablesFor(ctx context.Context) (*catalog.Set, error) {
 	s := SessionFrom(ctx)
-	return e.tables.WithCurrent(s.Catalog, s.Schema)
+	tables, err := e.tables.WithCurrent(s.Catalog, s.Schema)
+	if err != nil {
+		return nil, err
+	}
+	return tables.WithPins(s.Pins), nil
 }

@@ -5,6 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
 	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -75,5 +81,92 @@ func TestIcebergCatalogThroughADBC(t *testing.T) {
 	}
 	if _, err := firstValue(t, cnxn, "SELECT count(*) FROM rides"); err == nil {
 		t.Error("rides resolved in a namespace that does not exist")
+	}
+}
+
+// TestTicketsPinSnapshots checks that a statement ticket carries the snapshot GetFlightInfo
+// planned against, and that DoGet reads that snapshot, not whatever is current by then.
+func TestTicketsPinSnapshots(t *testing.T) {
+	ctx := context.Background()
+	wh, err := demo.Ensure(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lake, err := iceberg.Open(ctx, iceberg.Config{
+		Name: "lake", Type: iceberg.TypeSQL, URI: wh.CatalogURI, Warehouse: wh.Warehouse,
+		DefaultNamespace: wh.Namespace, Properties: map[string]string{iceberg.PropCatalogName: wh.CatalogName},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, engine.Config{NoDemo: true, Sources: []catalog.Catalog{lake}, DefaultCatalog: "lake"}, Options{})
+	current, err := ts.eng.Catalogs().Table(ctx, "demo.rides")
+	if err != nil {
+		t.Fatal(err)
+	}
+	initial, err := ts.eng.Catalogs().Table(ctx, "demo.rides@initial")
+	if err != nil {
+		t.Fatal(err)
+	}
+	currentVersion := current.(catalog.VersionedTable).Version()
+	initialVersion := initial.(catalog.VersionedTable).Version()
+	if currentVersion == "" || currentVersion == initialVersion {
+		t.Fatalf("versions: current %q, initial %q", currentVersion, initialVersion)
+	}
+
+	// GetFlightInfo puts the current snapshot into the ticket.
+	cl := ts.arrowClient(t)
+	query := "SELECT count(*) FROM demo.rides"
+	info, err := cl.Execute(ctx, query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wrapped anypb.Any
+	if err := proto.Unmarshal(info.Endpoint[0].Ticket.Ticket, &wrapped); err != nil {
+		t.Fatal(err)
+	}
+	var handle pb.TicketStatementQuery
+	if err := wrapped.UnmarshalTo(&handle); err != nil {
+		t.Fatal(err)
+	}
+	ticket, err := ts.srv.tickets.decode(handle.GetStatementHandle(), ts.srv.now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ticket.session.Pins["demo.rides"]; got != currentVersion {
+		t.Errorf("ticket pins demo.rides at %q, want %q", got, currentVersion)
+	}
+
+	// DoGet reads the pinned snapshot: a ticket pinned to the first snapshot counts its rows.
+	ticket.session.Pins = map[string]string{"demo.rides": initialVersion}
+	raw, err := flightsql.CreateStatementQueryTicket(ts.srv.tickets.encode(ticket))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdr, err := cl.DoGet(ctx, &flight.Ticket{Ticket: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	var got string
+	for rdr.Next() {
+		if rec := rdr.RecordBatch(); rec.NumRows() > 0 {
+			got = rec.Column(0).ValueStr(0)
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	cnxn := ts.sessionConn(t)
+	want, err := firstValue(t, cnxn, "SELECT count(*) FROM demo.`rides@initial`")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := firstValue(t, cnxn, query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want || got == all {
+		t.Errorf("count at the pinned first snapshot = %s, want %s (all rows: %s)", got, want, all)
 	}
 }

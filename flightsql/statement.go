@@ -31,7 +31,10 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 	if prep.NumParams > 0 {
 		return nil, errs.Invalidf("statement has %d ? placeholders; bind them through a prepared statement", prep.NumParams)
 	}
-	t := statementTicket{kind: ticketQuery, expires: s.now().Add(s.opts.TicketTTL), session: engine.SessionFrom(ctx), sql: query}
+	// The ticket pins the snapshots this planning saw, so DoGet reads the same table states.
+	session := engine.SessionFrom(ctx)
+	session.Pins = prep.Pins
+	t := statementTicket{kind: ticketQuery, expires: s.now().Add(s.opts.TicketTTL), session: session, sql: query}
 	schema := prep.Schema
 	if !prep.IsQuery {
 		if _, err := s.runUpdate(ctx, query, nil); err != nil {

@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/cachedb/cachedb/engine"
@@ -66,6 +68,12 @@ func (s *ticketSigner) encode(t statementTicket) []byte {
 	binary.BigEndian.PutUint64(buf[2:10], uint64(t.expires.UnixNano()))
 	buf = appendString(buf, t.session.Catalog)
 	buf = appendString(buf, t.session.Schema)
+	names := slices.Sorted(maps.Keys(t.session.Pins))
+	buf = binary.AppendUvarint(buf, uint64(len(names)))
+	for _, name := range names {
+		buf = appendString(buf, name)
+		buf = appendString(buf, t.session.Pins[name])
+	}
 	buf = append(buf, t.sql...)
 	return append(buf, s.mac(buf)...)
 }
@@ -91,8 +99,22 @@ func (s *ticketSigner) decode(raw []byte, now time.Time) (statementTicket, error
 	var ok1, ok2 bool
 	t.session.Catalog, rest, ok1 = readString(rest)
 	t.session.Schema, rest, ok2 = readString(rest)
-	if !ok1 || !ok2 {
+	n, k := binary.Uvarint(rest)
+	if !ok1 || !ok2 || k <= 0 || n > uint64(len(rest)) {
 		return statementTicket{}, errs.Invalidf("ticket is not valid: truncated")
+	}
+	rest = rest[k:]
+	for range n {
+		if t.session.Pins == nil {
+			t.session.Pins = map[string]string{}
+		}
+		var name, version string
+		name, rest, ok1 = readString(rest)
+		version, rest, ok2 = readString(rest)
+		if !ok1 || !ok2 {
+			return statementTicket{}, errs.Invalidf("ticket is not valid: truncated")
+		}
+		t.session.Pins[name] = version
 	}
 	t.sql = string(rest)
 	if t.kind != ticketQuery && t.kind != ticketEmpty {

@@ -367,3 +367,11 @@ func snapshotAsOf(meta table.Metadata, tsMs int64) *table.Snapshot {
 	}
 	return nil
 }
+
+// Version is the suffix that resolves this table's pinned snapshot again (catalog.VersionedTable).
+func (t *Table) Version() string {
+	if id := t.SnapshotID(); id != 0 {
+		return "@" + strconv.FormatInt(id, 10)
+	}
+	return ""
+}
