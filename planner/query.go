@@ -54,3 +54,26 @@ func OutputSchema(p Plan) *arrow.Schema {
 	}
 	return arrow.NewSchema(fields, nil)
 }
+
+// PlanQueryShares plans q for division among data nodes: when its physical plan is a scan with
+// only filters and projections above it (no aggregation, join, sort, limit or exchange), so that
+// each scan partition's rows are final rows, it returns that plan with its partitions (the
+// scan tasks) not merged, and ok. Otherwise ok is false and the query must run in one place.
+func PlanQueryShares(q *Query, opts PhysicalOptions) (op exec.Operator, ok bool, err error) {
+	logical := Optimize(q.Plan)
+	op, err = Physical(logical, opts)
+	if err != nil {
+		return nil, false, err
+	}
+	for cur := op; ; {
+		switch cur.(type) {
+		case *exec.Project, *exec.Filter:
+			cur = cur.Children()[0]
+			continue
+		case *exec.Scan:
+			op, err = clientColumns(op, logical.Schema())
+			return op, err == nil, err
+		}
+		return nil, false, nil
+	}
+}
