@@ -2,6 +2,7 @@ package flightsql
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -168,5 +169,78 @@ func TestTicketsPinSnapshots(t *testing.T) {
 	}
 	if got != want || got == all {
 		t.Errorf("count at the pinned first snapshot = %s, want %s (all rows: %s)", got, want, all)
+	}
+}
+
+// TestQueriesDividedAmongDataNodes runs a head and two data nodes (servers over their own
+// engines with the same catalog and the same ticket key). A query that divides into shares is
+// answered with one endpoint per node, located there; ADBC reads both and gets every row once.
+func TestQueriesDividedAmongDataNodes(t *testing.T) {
+	ctx := context.Background()
+	wh, err := demo.Ensure(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	newEngineConfig := func() engine.Config {
+		lake, err := iceberg.Open(ctx, iceberg.Config{
+			Name: "lake", Type: iceberg.TypeSQL, URI: wh.CatalogURI, Warehouse: wh.Warehouse,
+			DefaultNamespace: wh.Namespace, Properties: map[string]string{iceberg.PropCatalogName: wh.CatalogName},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return engine.Config{NoDemo: true, Sources: []catalog.Catalog{lake}, DefaultCatalog: "lake"}
+	}
+	key := []byte("cluster secret")
+	nodeA := startServer(t, newEngineConfig(), Options{TicketKey: key})
+	nodeB := startServer(t, newEngineConfig(), Options{TicketKey: key})
+	stranger := startServer(t, newEngineConfig(), Options{TicketKey: []byte("another secret")})
+	nodes := []string{nodeA.addr, nodeB.addr}
+	head := startServer(t, newEngineConfig(), Options{TicketKey: key, DataNodes: func() []string { return nodes }})
+
+	cl := head.arrowClient(t)
+	query := "SELECT ride_id, fare FROM demo.rides WHERE city = 'Lisbon'"
+	info, err := cl.Execute(ctx, query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Endpoint) != 2 {
+		t.Fatalf("%d endpoints, want one per data node", len(info.Endpoint))
+	}
+	for i, ep := range info.Endpoint {
+		if len(ep.Location) != 1 || ep.Location[0].Uri != "grpc://"+nodes[i] {
+			t.Errorf("endpoint %d at %v, want %s", i, ep.Location, nodes[i])
+		}
+	}
+
+	// ADBC follows the locations; the rows equal those of an undivided run.
+	cnxn := head.sessionConn(t)
+	divided, err := firstValue(t, cnxn, "SELECT count(*) FROM ("+query+") q") // aggregates run whole
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rows := adbcQuery(t, cnxn, query)
+	if strconv.Itoa(len(rows)) != divided || len(rows) == 0 {
+		t.Fatalf("divided query returned %d rows, the count says %s", len(rows), divided)
+	}
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if seen[r] {
+			t.Fatalf("row %s returned twice", r)
+		}
+		seen[r] = true
+	}
+
+	// A node that does not share the key refuses the head's tickets.
+	wrong := stranger.arrowClient(t)
+	rdr, err := wrong.DoGet(ctx, info.Endpoint[0].Ticket)
+	if err == nil {
+		for rdr.Next() {
+		}
+		err = rdr.Err()
+		rdr.Release()
+	}
+	if err == nil || !strings.Contains(err.Error(), "not issued by this server") {
+		t.Errorf("a node with another key served the ticket: %v", err)
 	}
 }

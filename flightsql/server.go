@@ -47,6 +47,15 @@ type Options struct {
 	Alloc memory.Allocator
 	// Logger receives request failures and recovered panics (default slog.Default()).
 	Logger *slog.Logger
+	// TicketKey signs and verifies statement tickets. Servers that share it accept each other's
+	// tickets: the head and the data nodes of a cluster (the cluster secret). Empty: a random
+	// key private to this server.
+	TicketKey []byte
+	// DataNodes, when set, returns the Flight addresses of the data nodes that serve this
+	// server's tickets (signed with the same TicketKey and running the same catalogs). A query
+	// that divides into shares (engine.Shares) is then answered with one endpoint per data
+	// node, located there, instead of one endpoint on this server.
+	DataNodes func() []string
 	// Extend, when set, wraps the Flight service before it is registered, so that another part
 	// of cachedb (cluster membership) can serve its own DoAction types on the same port. The
 	// wrapper must pass every call it does not serve to the service it wraps. Its errors pass
@@ -106,7 +115,7 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 	s := &Server{
 		eng:     eng,
 		opts:    opts,
-		tickets: newTicketSigner(),
+		tickets: newTicketSigner(opts.TicketKey),
 		now:     time.Now,
 	}
 	s.BaseServer.Alloc = opts.Alloc

@@ -35,6 +35,11 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 	session := engine.SessionFrom(ctx)
 	session.Pins = prep.Pins
 	t := statementTicket{kind: ticketQuery, expires: s.now().Add(s.opts.TicketTTL), session: session, sql: query}
+	if prep.IsQuery {
+		if info, err := s.dataNodeInfo(ctx, desc, prep.Schema, t); info != nil || err != nil {
+			return info, err
+		}
+	}
 	schema := prep.Schema
 	if !prep.IsQuery {
 		if _, err := s.runUpdate(ctx, query, nil); err != nil {
@@ -70,7 +75,12 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 	if t.kind == ticketEmpty {
 		return emptySchema, emptyStream(), nil
 	}
-	res, err := s.eng.Execute(engine.WithSession(ctx, t.session), t.sql, nil)
+	var res *engine.Result
+	if t.of > 0 {
+		res, err = s.eng.ExecuteShare(engine.WithSession(ctx, t.session), t.sql, t.share, t.of)
+	} else {
+		res, err = s.eng.Execute(engine.WithSession(ctx, t.session), t.sql, nil)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -130,6 +140,43 @@ func (s *Server) flightInfo(desc *flight.FlightDescriptor, schema *arrow.Schema,
 		TotalRecords:     -1,
 		TotalBytes:       -1,
 	}, nil
+}
+
+// dataNodeInfo answers a query with one endpoint per data node when there are data nodes and
+// the query divides into shares; nil otherwise (the query then runs here). Each endpoint's
+// ticket selects one share and is located at its node, so clients read the parts in parallel,
+// straight from the nodes.
+func (s *Server) dataNodeInfo(ctx context.Context, desc *flight.FlightDescriptor, schema *arrow.Schema, t statementTicket) (*flight.FlightInfo, error) {
+	if s.opts.DataNodes == nil {
+		return nil, nil
+	}
+	nodes := s.opts.DataNodes()
+	if len(nodes) == 0 {
+		return nil, nil
+	}
+	shares, err := s.eng.Shares(engine.WithSession(ctx, t.session), t.sql)
+	if err != nil || shares == 0 {
+		return nil, err
+	}
+	nodes = nodes[:min(len(nodes), shares)]
+	info := &flight.FlightInfo{
+		Schema:           flight.SerializeSchema(schema, s.opts.Alloc),
+		FlightDescriptor: desc,
+		TotalRecords:     -1,
+		TotalBytes:       -1,
+	}
+	for i, addr := range nodes {
+		t.share, t.of = i, len(nodes)
+		ticket, err := fsql.CreateStatementQueryTicket(s.tickets.encode(t))
+		if err != nil {
+			return nil, errs.Internalf("encoding ticket: %v", err)
+		}
+		info.Endpoint = append(info.Endpoint, &flight.FlightEndpoint{
+			Ticket:   &flight.Ticket{Ticket: ticket},
+			Location: []*flight.Location{{Uri: "grpc://" + addr}},
+		})
+	}
+	return info, nil
 }
 
 // commandInfo describes a metadata result whose ticket is the command itself.

@@ -24,7 +24,7 @@ const (
 )
 
 const (
-	ticketVersion  = 2
+	ticketVersion  = 3
 	ticketHeader   = 1 + 1 + 8 // version, kind, expiry (unix nanoseconds)
 	ticketMACBytes = sha256.Size
 )
@@ -37,6 +37,9 @@ type statementTicket struct {
 	expires time.Time
 	// session is the naming context the statement was planned in; DoGet runs it there too.
 	session engine.Session
+	// share and of select a part of a divided query (engine.ExecuteShare): share is 0-based,
+	// of = 0 means the whole query.
+	share, of int
 	sql     string
 }
 
@@ -46,11 +49,13 @@ type ticketSigner struct {
 	key []byte
 }
 
-// newTicketSigner draws a fresh key; crypto/rand.Read does not fail (it aborts the program
-// when the system has no randomness at all).
-func newTicketSigner() *ticketSigner {
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
+// newTicketSigner signs with key, or with a fresh random key when key is empty (crypto/rand.Read
+// does not fail: it aborts the program when the system has no randomness at all).
+func newTicketSigner(key []byte) *ticketSigner {
+	if len(key) == 0 {
+		key = make([]byte, 32)
+		_, _ = rand.Read(key)
+	}
 	return &ticketSigner{key: key}
 }
 
@@ -74,6 +79,8 @@ func (s *ticketSigner) encode(t statementTicket) []byte {
 		buf = appendString(buf, name)
 		buf = appendString(buf, t.session.Pins[name])
 	}
+	buf = binary.AppendUvarint(buf, uint64(t.share))
+	buf = binary.AppendUvarint(buf, uint64(t.of))
 	buf = append(buf, t.sql...)
 	return append(buf, s.mac(buf)...)
 }
@@ -115,6 +122,16 @@ func (s *ticketSigner) decode(raw []byte, now time.Time) (statementTicket, error
 			return statementTicket{}, errs.Invalidf("ticket is not valid: truncated")
 		}
 		t.session.Pins[name] = version
+	}
+	for _, field := range []*int{&t.share, &t.of} {
+		v, k := binary.Uvarint(rest)
+		if k <= 0 || v > 1<<20 {
+			return statementTicket{}, errs.Invalidf("ticket is not valid: truncated")
+		}
+		*field, rest = int(v), rest[k:]
+	}
+	if t.of > 0 && t.share >= t.of {
+		return statementTicket{}, errs.Invalidf("ticket is not valid: share %d of %d", t.share, t.of)
 	}
 	t.sql = string(rest)
 	if t.kind != ticketQuery && t.kind != ticketEmpty {

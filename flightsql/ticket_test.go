@@ -1,37 +1,56 @@
 package flightsql
 
 import (
+	"maps"
 	"testing"
 	"time"
 
+	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/internal/errs"
 )
 
 func TestTicketRoundTrip(t *testing.T) {
-	s := newTicketSigner()
+	s := newTicketSigner(nil)
 	now := time.Unix(1_700_000_000, 0)
 	for _, want := range []statementTicket{
 		{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT 1"},
 		{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT 'ünïcødé', x FROM t WHERE y = '\x00'"},
 		{kind: ticketEmpty, expires: now.Add(time.Minute)},
+		{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT a FROM t", share: 2, of: 3,
+			session: engine.Session{Catalog: "lake", Schema: "ns", Pins: map[string]string{"t": "@42", "ns.u": "@7"}}},
 	} {
 		got, err := s.decode(s.encode(want), now)
 		if err != nil {
 			t.Fatalf("decode(encode(%+v)): %v", want, err)
 		}
-		if got.kind != want.kind || got.sql != want.sql || !got.expires.Equal(want.expires) {
+		if got.kind != want.kind || got.sql != want.sql || !got.expires.Equal(want.expires) ||
+			got.share != want.share || got.of != want.of || got.session.Catalog != want.session.Catalog ||
+			got.session.Schema != want.session.Schema || !maps.Equal(got.session.Pins, want.session.Pins) {
 			t.Errorf("round trip = %+v, want %+v", got, want)
 		}
 	}
 }
 
+// Servers given the same key accept each other's tickets: the head signs, data nodes verify.
+func TestTicketKeySharedAcrossServers(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	head, node := newTicketSigner([]byte("cluster secret")), newTicketSigner([]byte("cluster secret"))
+	raw := head.encode(statementTicket{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT 1", share: 0, of: 2})
+	if got, err := node.decode(raw, now); err != nil || got.of != 2 {
+		t.Errorf("node refused the head's ticket: %+v %v", got, err)
+	}
+	if _, err := newTicketSigner([]byte("another secret")).decode(raw, now); errs.CategoryOf(err) != errs.InvalidInput {
+		t.Errorf("a node with another key accepted the ticket: %v", err)
+	}
+}
+
 func TestTicketRefusesForgedAndExpired(t *testing.T) {
-	s := newTicketSigner()
+	s := newTicketSigner(nil)
 	now := time.Unix(1_700_000_000, 0)
 	good := s.encode(statementTicket{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT 1"})
 	tampered := append([]byte(nil), good...)
 	tampered[ticketHeader] ^= 1 // change the SQL text
-	other := newTicketSigner().encode(statementTicket{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT 1"})
+	other := newTicketSigner(nil).encode(statementTicket{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT 1"})
 
 	tests := []struct {
 		name string
