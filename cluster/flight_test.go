@@ -68,7 +68,7 @@ func startHead(t *testing.T, addr string) *testHead {
 // testNode is a data node: its Flight server and its agent.
 type testNode struct {
 	id, addr string
-	srv      *NodeServer
+	srv      *grpc.Server
 	cancel   context.CancelFunc
 	done     chan error
 }
@@ -79,9 +79,10 @@ func startNode(t *testing.T, id, head string) *testNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &testNode{id: id, addr: lis.Addr().String(), srv: NewNodeServer(id, "test")}
+	n := &testNode{id: id, addr: lis.Addr().String(), srv: grpc.NewServer()}
+	flight.RegisterFlightServiceServer(n.srv, NodeActions(id, "test")(&flight.BaseFlightServer{}))
 	go func() { _ = n.srv.Serve(lis) }()
-	t.Cleanup(func() { n.srv.Shutdown(context.Background()) })
+	t.Cleanup(n.srv.Stop)
 	n.startAgent(t, head)
 	return n
 }

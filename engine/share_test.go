@@ -66,3 +66,13 @@ func TestSharesDivideAQueryExactlyOnce(t *testing.T) {
 		t.Error("an aggregate was divided")
 	}
 }
+
+// Memory and system tables live on the head only: queries over them are never divided.
+func TestQueriesOverMemoryTablesAreNotDivided(t *testing.T) {
+	e := newTestEngine(t)
+	run(t, e, "CREATE TABLE m (a BIGINT)")
+	run(t, e, "INSERT INTO m VALUES (1), (2)")
+	if n, err := e.Shares(context.Background(), "SELECT a FROM m WHERE a > 1"); err != nil || n != 0 {
+		t.Errorf("Shares = %d, %v; want 0", n, err)
+	}
+}

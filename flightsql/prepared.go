@@ -7,6 +7,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	fsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+
+	"github.com/cachedb/cachedb/engine"
 )
 
 // CreatePreparedStatement binds a statement without running it and returns a handle, the
@@ -77,6 +79,20 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd fsql.Pr
 		}
 		t := statementTicket{kind: ticketEmpty, expires: s.now().Add(s.opts.TicketTTL)}
 		return s.flightInfo(desc, emptySchema, s.tickets.encode(t))
+	}
+	if ps.info.NumParams == 0 && s.opts.DataNodes != nil {
+		// Without parameters the query is a plain statement: divide it among the data nodes as
+		// GetFlightInfoStatement does, pinned to the snapshots current now.
+		prep, err := s.eng.Prepare(ctx, ps.sql)
+		if err != nil {
+			return nil, err
+		}
+		session := engine.SessionFrom(ctx)
+		session.Pins = prep.Pins
+		t := statementTicket{kind: ticketQuery, expires: s.now().Add(s.opts.TicketTTL), session: session, sql: ps.sql}
+		if info, err := s.dataNodeInfo(ctx, desc, ps.info.Schema, t); info != nil || err != nil {
+			return info, err
+		}
 	}
 	return s.commandInfo(desc, ps.info.Schema), nil
 }

@@ -40,7 +40,7 @@ type statementTicket struct {
 	// share and of select a part of a divided query (engine.ExecuteShare): share is 0-based,
 	// of = 0 means the whole query.
 	share, of int
-	sql     string
+	sql       string
 }
 
 // ticketSigner signs and verifies tickets with a key private to one server process, so a

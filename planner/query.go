@@ -3,6 +3,7 @@ package planner
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/exec"
 )
 
@@ -55,10 +56,10 @@ func OutputSchema(p Plan) *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
-// PlanQueryShares plans q for division among data nodes: when its physical plan is a scan with
-// only filters and projections above it (no aggregation, join, sort, limit or exchange), so that
-// each scan partition's rows are final rows, it returns that plan with its partitions (the
-// scan tasks) not merged, and ok. Otherwise ok is false and the query must run in one place.
+// PlanQueryShares plans q for division among data nodes: when its physical plan is a scan of a
+// versioned source table with only filters and projections above it (no aggregation, join,
+// sort, limit or exchange), so that each scan partition's rows are final rows, it returns that
+// plan with its partitions (the scan tasks) not merged, and ok. Otherwise ok is false and the query must run in one place.
 func PlanQueryShares(q *Query, opts PhysicalOptions) (op exec.Operator, ok bool, err error) {
 	logical := Optimize(q.Plan)
 	op, err = Physical(logical, opts)
@@ -71,6 +72,11 @@ func PlanQueryShares(q *Query, opts PhysicalOptions) (op exec.Operator, ok bool,
 			cur = cur.Children()[0]
 			continue
 		case *exec.Scan:
+			// Data nodes run the head's source catalogs, not its memory or system tables; a
+			// versioned (Iceberg) table, pinned to its snapshot, reads the same everywhere.
+			if _, versioned := cur.(*exec.Scan).Table().(catalog.VersionedTable); !versioned {
+				return nil, false, nil
+			}
 			op, err = clientColumns(op, logical.Schema())
 			return op, err == nil, err
 		}

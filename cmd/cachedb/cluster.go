@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/engine"
+	"github.com/cachedb/cachedb/flightsql"
 )
 
 // defaultWorkerAddr is where `cachedb worker` listens unless told otherwise.
@@ -32,15 +34,33 @@ func newHeadCommand() *cobra.Command {
 }
 
 func newWorkerCommand() *cobra.Command {
-	var listen, head, id, advertise string
+	var (
+		listen, head, id, advertise, secret string
+		sources                             sourceOptions
+	)
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run a data node that registers with a head and serves Flight until SIGINT or SIGTERM",
-		Args:  cobra.NoArgs,
+		Long: "Runs a data node: it registers with the head and serves the parts of queries the head\n" +
+			"sends clients to it. It must read the same catalogs as the head (the same --config or\n" +
+			"--table and storage flags) and share its --cluster-secret.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stopSignals := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stopSignals()
-			w, err := startWorker(ctx, listen, head, id, advertise)
+			if secret == "" {
+				return fmt.Errorf("a data node needs the head's --cluster-secret (or CACHEDB_CLUSTER_SECRET) to verify its tickets")
+			}
+			cfg, err := sources.resolve()
+			if err != nil {
+				return err
+			}
+			srcs, err := openSources(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			engCfg := engine.Config{NoDemo: true, Sources: srcs, DefaultCatalog: cfg.DefaultCatalog}
+			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, []byte(secret))
 			if err != nil {
 				return err
 			}
@@ -58,13 +78,16 @@ func newWorkerCommand() *cobra.Command {
 	f.StringVar(&head, "head", defaultAddr, "HOST:PORT of the head")
 	f.StringVar(&id, "id", "", "node ID, unique in the cluster (default HOSTNAME:PORT)")
 	f.StringVar(&advertise, "advertise", "", "HOST:PORT the head and other nodes reach this node at (default: the listen address, with the hostname when it listens on all interfaces)")
+	f.StringVar(&secret, "cluster-secret", "", "the head's cluster secret, which its tickets are signed with (prefer CACHEDB_CLUSTER_SECRET)")
+	sources.register(cmd)
 	return cmd
 }
 
-// worker is a running data node: its Flight server and the agent that keeps it registered.
+// worker is a running data node: its Flight SQL server, which serves the shares of queries the
+// head divides, and the agent that keeps it registered.
 type worker struct {
 	id     string
-	srv    *cluster.NodeServer
+	srv    *flightsql.Server
 	cancel context.CancelFunc
 	agent  chan error
 	served chan error
@@ -74,7 +97,7 @@ type worker struct {
 // registering with head. An empty id defaults to HOSTNAME:PORT; an empty advertise to the
 // listener's address (the hostname replacing an unspecified host). The node runs until ctx
 // ends or stop is called.
-func startWorker(ctx context.Context, listen, head, id, advertise string) (*worker, error) {
+func startWorker(ctx context.Context, listen, head, id, advertise string, cfg engine.Config, key []byte) (*worker, error) {
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, fmt.Errorf("data node listening on %s: %w", listen, err)
@@ -89,7 +112,13 @@ func startWorker(ctx context.Context, listen, head, id, advertise string) (*work
 	if id == "" {
 		id = net.JoinHostPort(hostname(), fmt.Sprint(addr.Port))
 	}
-	w := &worker{id: id, srv: cluster.NewNodeServer(id, version), agent: make(chan error, 1), served: make(chan error, 1)}
+	eng, err := engine.New(cfg)
+	if err != nil {
+		_ = lis.Close()
+		return nil, fmt.Errorf("data node %s: starting the engine: %w", id, err)
+	}
+	srv := flightsql.NewServer(eng, flightsql.Options{Version: version, TicketKey: key, Extend: cluster.NodeActions(id, version)})
+	w := &worker{id: id, srv: srv, agent: make(chan error, 1), served: make(chan error, 1)}
 	go func() { w.served <- w.srv.Serve(lis) }()
 	slog.Info("cachedb worker listening on "+lis.Addr().String(), "node", id, "addr", advertise, "head", head)
 	agentCtx, cancel := context.WithCancel(ctx)
@@ -109,6 +138,17 @@ func (w *worker) stop(ctx context.Context) {
 	if err := <-w.served; err != nil {
 		slog.Error("data node server failed", "node", w.id, "err", err)
 	}
+}
+
+// aliveAddrs lists the addresses of the data nodes that are alive, in ID order.
+func aliveAddrs(m *cluster.Membership) []string {
+	var out []string
+	for _, n := range m.Nodes() {
+		if n.State == cluster.StateAlive {
+			out = append(out, n.Addr)
+		}
+	}
+	return out
 }
 
 // logMembership logs joins and losses of data nodes.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -105,12 +106,17 @@ func TestServeWithWorkers(t *testing.T) {
 }
 
 func TestHeadAndWorkers(t *testing.T) {
-	head, addr := startProcess(t, listeningLine, "head", "--listen", "127.0.0.1:0", "--no-warehouse")
+	// Head and workers serve the same embedded warehouse (all three create it at once) and share
+	// the cluster secret, so the workers can serve the shares of queries the head divides.
+	warehouse, secret := "--warehouse="+t.TempDir(), "--cluster-secret=test secret"
+	head, addr := startProcess(t, listeningLine, "head", "--listen", "127.0.0.1:0", warehouse, secret)
 	defer stopServe(t, head)
-	w1, _ := startProcess(t, workerListeningLine, "worker", "--listen", "127.0.0.1:0", "--head", addr, "--id", "w1")
+	w1, _ := startProcess(t, workerListeningLine, "worker", "--listen", "127.0.0.1:0", "--head", addr, "--id", "w1", warehouse, secret)
 	defer stopServe(t, w1)
-	w2, _ := startProcess(t, workerListeningLine, "worker", "--listen", "127.0.0.1:0", "--head", addr, "--id", "w2")
+	w2, _ := startProcess(t, workerListeningLine, "worker", "--listen", "127.0.0.1:0", "--head", addr, "--id", "w2", warehouse, secret)
 	waitNodeStates(t, addr, "w1 and w2 alive", func(s string) bool { return s == "w1=alive w2=alive" })
+	divided := "SELECT ride_id, city FROM demo.rides WHERE ride_id <= 40"
+	assertRows(t, addr, divided, 40)
 
 	// kill -9: no goodbye, so the head notices only by the missing heartbeats.
 	if err := w2.Process.Kill(); err != nil {
@@ -118,4 +124,26 @@ func TestHeadAndWorkers(t *testing.T) {
 	}
 	_ = w2.Wait()
 	waitNodeStates(t, addr, "w2 lost and w1 alive", func(s string) bool { return s == "w1=alive w2=lost" })
+	// The lost node gets no more shares: the survivor serves the whole query.
+	assertRows(t, addr, divided, 40)
+}
+
+// assertRows runs query through `cachedb sql` (which reads each endpoint from the data node it
+// names) and checks the row count it prints.
+func assertRows(t *testing.T, addr, query string, want int) {
+	t.Helper()
+	out, errOut, err := runCLI(t, "", nil, "sql", "--connect", addr, "-e", query)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", query, err, errOut)
+	}
+	if !strings.Contains(out, fmt.Sprintf("%d rows in set", want)) {
+		t.Errorf("%s: want %d rows:\n%s", query, want, out)
+	}
+}
+
+func TestWorkerNeedsTheClusterSecret(t *testing.T) {
+	_, errOut, err := runCLI(t, "", nil, "worker", "--listen", "127.0.0.1:0", "--no-warehouse")
+	if err == nil || !strings.Contains(errOut, "cluster-secret") {
+		t.Errorf("a worker without a secret: err=%v stderr=%q", err, errOut)
+	}
 }

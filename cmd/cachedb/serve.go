@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -50,6 +52,7 @@ type serverFlags struct {
 	noPushdown bool
 	sources    sourceOptions
 	cluster    cluster.Config
+	secret     string
 }
 
 func (s *serverFlags) register(cmd *cobra.Command) {
@@ -58,18 +61,8 @@ func (s *serverFlags) register(cmd *cobra.Command) {
 	f.StringVar(&s.catalog, "catalog", "cachedb", "catalog name clients see")
 	f.BoolVar(&s.noDemo, "no-demo", false, "start without the in-memory demo table")
 	f.BoolVar(&s.noPushdown, "no-pushdown", false, "scans read whole tables (all columns, no filter pushdown): a baseline for measurements")
-	f.StringVar(&s.sources.configFile, "config", "", "YAML file describing catalogs and storage (docs/catalogs.md)")
-	f.StringSliceVar(&s.sources.tables, "table", nil, "NAME=METADATA_LOCATION: serve a bare Iceberg metadata.json as table NAME of catalog "+filesCatalog+" (repeatable)")
-	f.StringVar(&s.sources.defaultCatalog, "default-catalog", "", "catalog that unqualified and namespace-qualified names fall back to")
-	f.StringVar(&s.sources.warehouse, "warehouse", "", "directory of the embedded Iceberg warehouse (default "+defaultWarehouseDir()+")")
-	f.BoolVar(&s.sources.noWarehouse, "no-warehouse", false, "do not create or serve the embedded warehouse")
-	f.StringVar(&s.sources.s3.Endpoint, "s3-endpoint", "", "S3 endpoint URL for S3-compatible stores such as MinIO (implies path-style)")
-	f.StringVar(&s.sources.s3.Region, "s3-region", "", "S3 region")
-	f.StringVar(&s.sources.s3.AccessKeyID, "s3-access-key-id", "", "S3 access key id (default: the AWS credential chain)")
-	f.StringVar(&s.sources.s3.SecretAccessKey, "s3-secret-access-key", "", "S3 secret access key (prefer CACHEDB_S3_SECRET_ACCESS_KEY)")
-	f.StringVar(&s.sources.s3.SessionToken, "s3-session-token", "", "S3 session token")
-	f.StringVar(&s.sources.s3PathStyle, "s3-path-style", "", "true or false: force path-style or virtual-hosted addressing")
-	f.IntVar(&s.sources.s3.MaxAttempts, "s3-max-attempts", 0, "attempts per S3 request, retries with backoff included (default 5)")
+	s.sources.register(cmd)
+	f.StringVar(&s.secret, "cluster-secret", "", "key the head signs tickets with and data nodes verify them with; the same on every node (prefer CACHEDB_CLUSTER_SECRET; default: random, for in-process data nodes only)")
 	f.DurationVar(&s.cluster.HeartbeatInterval, "heartbeat-interval", cluster.DefaultHeartbeatInterval, "how often data nodes are told to heartbeat")
 	f.DurationVar(&s.cluster.LostAfter, "lost-after", cluster.DefaultLostAfter, "silence after which a data node is marked lost")
 }
@@ -99,17 +92,31 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	return serve(ctx, listen, engine.Config{
 		CatalogName: s.catalog, NoDemo: s.noDemo, NoPushdown: s.noPushdown,
 		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog,
-	}, s.cluster, workers)
+	}, s.cluster, ticketKey(s.secret), workers)
+}
+
+// ticketKey is the key statement tickets are signed with: the cluster secret, or a random key
+// when there is none (then only data nodes in this process can verify the head's tickets).
+func ticketKey(secret string) []byte {
+	if secret != "" {
+		return []byte(secret)
+	}
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	return key
 }
 
 // serve runs the head until ctx ends, then stops it gracefully: the Flight SQL server with the
 // membership actions mounted on it and the system catalog among its sources, plus workers
 // in-process data nodes registered with it over Flight. It logs the address once the listener
 // accepts connections, so a supervisor (or a test) can wait for that line.
-func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.Config, workers int) error {
+func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.Config, key []byte, workers int) error {
 	ccfg.OnChange = logMembership
 	members := cluster.NewMembership(ccfg)
-	cfg.Sources = append(cfg.Sources, cluster.NewSystemCatalog(members))
+	// Data nodes run the same source catalogs (they read the same tables), not the head's own
+	// memory tables or its system catalog.
+	nodeCfg := engine.Config{NoDemo: true, NoPushdown: cfg.NoPushdown, Sources: cfg.Sources, DefaultCatalog: cfg.DefaultCatalog}
+	cfg.Sources = append(slices.Clone(cfg.Sources), cluster.NewSystemCatalog(members))
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return fmt.Errorf("starting the engine: %w", err)
@@ -118,7 +125,10 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", listen, err)
 	}
-	srv := flightsql.NewServer(eng, flightsql.Options{Version: version, Extend: cluster.NewActions(members).Wrap})
+	srv := flightsql.NewServer(eng, flightsql.Options{
+		Version: version, Extend: cluster.NewActions(members).Wrap,
+		TicketKey: key, DataNodes: func() []string { return aliveAddrs(members) },
+	})
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
 	addr := lis.Addr().String()
@@ -129,7 +139,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	go members.Run(clusterCtx)
 	var nodes []*worker
 	for range workers {
-		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "")
+		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "", nodeCfg, key)
 		if err != nil {
 			err = fmt.Errorf("starting an in-process data node: %w", err)
 			stop(nodes, srv)

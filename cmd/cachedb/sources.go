@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/spf13/cobra"
+
 	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/catalog/iceberg"
 	"github.com/cachedb/cachedb/catalog/iceberg/demo"
@@ -29,6 +31,23 @@ type sourceOptions struct {
 	noWarehouse    bool
 	s3             s3Config
 	s3PathStyle    string // "", "true" or "false": a flag cannot be a *bool
+}
+
+// register adds the flags that describe source catalogs and storage.
+func (o *sourceOptions) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.configFile, "config", "", "YAML file describing catalogs and storage (docs/catalogs.md)")
+	f.StringSliceVar(&o.tables, "table", nil, "NAME=METADATA_LOCATION: serve a bare Iceberg metadata.json as table NAME of catalog "+filesCatalog+" (repeatable)")
+	f.StringVar(&o.defaultCatalog, "default-catalog", "", "catalog that unqualified and namespace-qualified names fall back to")
+	f.StringVar(&o.warehouse, "warehouse", "", "directory of the embedded Iceberg warehouse (default "+defaultWarehouseDir()+")")
+	f.BoolVar(&o.noWarehouse, "no-warehouse", false, "do not create or serve the embedded warehouse")
+	f.StringVar(&o.s3.Endpoint, "s3-endpoint", "", "S3 endpoint URL for S3-compatible stores such as MinIO (implies path-style)")
+	f.StringVar(&o.s3.Region, "s3-region", "", "S3 region")
+	f.StringVar(&o.s3.AccessKeyID, "s3-access-key-id", "", "S3 access key id (default: the AWS credential chain)")
+	f.StringVar(&o.s3.SecretAccessKey, "s3-secret-access-key", "", "S3 secret access key (prefer CACHEDB_S3_SECRET_ACCESS_KEY)")
+	f.StringVar(&o.s3.SessionToken, "s3-session-token", "", "S3 session token")
+	f.StringVar(&o.s3PathStyle, "s3-path-style", "", "true or false: force path-style or virtual-hosted addressing")
+	f.IntVar(&o.s3.MaxAttempts, "s3-max-attempts", 0, "attempts per S3 request, retries with backoff included (default 5)")
 }
 
 // defaultWarehouseDir is where the embedded warehouse lives unless --warehouse says otherwise.

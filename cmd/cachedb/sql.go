@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
@@ -57,9 +59,11 @@ func runSQL(ctx context.Context, addr string, statements []string, out, errOut i
 		return fmt.Errorf("connecting to %s: %w", addr, err)
 	}
 	defer cl.Close()
+	nodes := &nodeClients{clients: map[string]*flightsql.Client{}}
+	defer nodes.close()
 	failed := false
 	for _, stmt := range statements {
-		if err := runStatement(ctx, cl, stmt, out); err != nil {
+		if err := runStatement(ctx, cl, nodes, stmt, out); err != nil {
 			failed = true
 			fmt.Fprintf(errOut, "ERROR (%s): %s\n", status.Code(err), status.Convert(err).Message())
 		}
@@ -72,7 +76,7 @@ func runSQL(ctx context.Context, addr string, statements []string, out, errOut i
 
 // runStatement prepares the statement so the server says whether it returns rows, then runs it
 // as a query (printing a table) or an update (printing the rows affected).
-func runStatement(ctx context.Context, cl *flightsql.Client, query string, out io.Writer) error {
+func runStatement(ctx context.Context, cl *flightsql.Client, nodes *nodeClients, query string, out io.Writer) error {
 	prep, err := cl.Prepare(ctx, query)
 	if err != nil {
 		return err
@@ -97,7 +101,11 @@ func runStatement(ctx context.Context, cl *flightsql.Client, query string, out i
 	}
 	var table *resultTable
 	for _, ep := range info.Endpoint {
-		rdr, err := cl.DoGet(ctx, ep.Ticket)
+		from, err := nodes.forEndpoint(cl, ep)
+		if err != nil {
+			return err
+		}
+		rdr, err := from.DoGet(ctx, ep.Ticket)
 		if err != nil {
 			return err
 		}
@@ -117,4 +125,34 @@ func runStatement(ctx context.Context, cl *flightsql.Client, query string, out i
 		table.write(out)
 	}
 	return nil
+}
+
+// nodeClients keeps one client per data node an endpoint sends the client to.
+type nodeClients struct {
+	clients map[string]*flightsql.Client
+}
+
+// forEndpoint returns the client to redeem ep with: the server's own when ep names no location,
+// else one for the location's address.
+func (n *nodeClients) forEndpoint(server *flightsql.Client, ep *flight.FlightEndpoint) (*flightsql.Client, error) {
+	if len(ep.Location) == 0 {
+		return server, nil
+	}
+	uri := ep.Location[0].Uri
+	if cl, ok := n.clients[uri]; ok {
+		return cl, nil
+	}
+	addr := strings.TrimPrefix(strings.TrimPrefix(uri, "grpc://"), "grpc+tcp://")
+	cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("connecting to data node %s: %w", addr, err)
+	}
+	n.clients[uri] = cl
+	return cl, nil
+}
+
+func (n *nodeClients) close() {
+	for _, cl := range n.clients {
+		cl.Close()
+	}
 }
