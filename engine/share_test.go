@@ -17,10 +17,7 @@ func TestSharesDivideAQueryExactlyOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lake, err := iceberg.Open(ctx, iceberg.Config{
-		Name: "lake", Type: iceberg.TypeSQL, URI: wh.CatalogURI, Warehouse: wh.Warehouse,
-		DefaultNamespace: wh.Namespace, Properties: map[string]string{iceberg.PropCatalogName: wh.CatalogName},
-	})
+	lake, err := iceberg.Open(ctx, wh.CatalogConfig("lake"))
 	if err != nil {
 		t.Fatal(err)
 	}

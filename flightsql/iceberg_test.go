@@ -30,10 +30,7 @@ func TestIcebergCatalogThroughADBC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lake, err := iceberg.Open(ctx, iceberg.Config{
-		Name: "lake", Type: iceberg.TypeSQL, URI: wh.CatalogURI, Warehouse: wh.Warehouse,
-		DefaultNamespace: wh.Namespace, Properties: map[string]string{iceberg.PropCatalogName: wh.CatalogName},
-	})
+	lake, err := iceberg.Open(ctx, wh.CatalogConfig("lake"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,10 +90,7 @@ func TestTicketsPinSnapshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lake, err := iceberg.Open(ctx, iceberg.Config{
-		Name: "lake", Type: iceberg.TypeSQL, URI: wh.CatalogURI, Warehouse: wh.Warehouse,
-		DefaultNamespace: wh.Namespace, Properties: map[string]string{iceberg.PropCatalogName: wh.CatalogName},
-	})
+	lake, err := iceberg.Open(ctx, wh.CatalogConfig("lake"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,10 +176,7 @@ func TestQueriesDividedAmongDataNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	newEngineConfig := func() engine.Config {
-		lake, err := iceberg.Open(ctx, iceberg.Config{
-			Name: "lake", Type: iceberg.TypeSQL, URI: wh.CatalogURI, Warehouse: wh.Warehouse,
-			DefaultNamespace: wh.Namespace, Properties: map[string]string{iceberg.PropCatalogName: wh.CatalogName},
-		})
+		lake, err := iceberg.Open(ctx, wh.CatalogConfig("lake"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -95,7 +95,7 @@ func waitNodeStates(t *testing.T, addr string, what string, match func(string) b
 }
 
 func TestServeWithWorkers(t *testing.T) {
-	cmd, addr := startServe(t, nil, "--no-warehouse", "--workers", "3")
+	cmd, addr := startServe(t, "--no-warehouse", "--workers", "3")
 	defer stopServe(t, cmd)
 	got := waitNodeStates(t, addr, "3 alive nodes", func(s string) bool {
 		return strings.Count(s, "=alive") == 3

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,41 +35,9 @@ var listeningLine = regexp.MustCompile(`cachedb listening on (\S+:\d+)`)
 
 // startServe runs `cachedb serve` on a free port and returns the process and its address once
 // it logs that it is listening.
-func startServe(t *testing.T, env []string, args ...string) (*exec.Cmd, string) {
+func startServe(t *testing.T, args ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := listeningLine.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-	}()
-	select {
-	case addr := <-found:
-		return cmd, addr
-	case <-time.After(30 * time.Second):
-		t.Fatal("cachedb serve did not log its address within 30s")
-		return nil, ""
-	}
+	return startProcess(t, listeningLine, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 }
 
 // stopServe sends SIGTERM and expects a clean exit.
@@ -111,7 +77,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestServeStopsCleanlyOnSIGTERM(t *testing.T) {
-	cmd, addr := startServe(t, nil, "--no-warehouse")
+	cmd, addr := startServe(t, "--no-warehouse")
 	if !strings.HasPrefix(addr, "127.0.0.1:") {
 		t.Errorf("listening on %q", addr)
 	}
@@ -119,7 +85,7 @@ func TestServeStopsCleanlyOnSIGTERM(t *testing.T) {
 }
 
 func TestServeAndQuery(t *testing.T) {
-	cmd, addr := startServe(t, nil, "--no-warehouse")
+	cmd, addr := startServe(t, "--no-warehouse")
 	defer stopServe(t, cmd)
 
 	out, errOut, err := runCLI(t, "", nil, "sql", "--connect", addr, "-e", "SELECT 1 AS one")
@@ -151,7 +117,7 @@ func TestServeAndQuery(t *testing.T) {
 // local warehouse, generated on first start, queryable and prunable without any S3.
 func TestServeEmbeddedWarehouse(t *testing.T) {
 	dir := t.TempDir()
-	cmd, addr := startServe(t, nil, "--warehouse", dir)
+	cmd, addr := startServe(t, "--warehouse", dir)
 	defer stopServe(t, cmd)
 
 	out, errOut, err := runCLI(t, "", nil, "sql", "--connect", addr, "-e",

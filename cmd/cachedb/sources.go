@@ -126,9 +126,9 @@ func openSources(ctx context.Context, cfg serverConfig) ([]catalog.Catalog, erro
 				return nil, fmt.Errorf("creating the embedded warehouse in %s: %w", dir, err)
 			}
 			slog.Info("serving the embedded Iceberg warehouse", "dir", dir, "catalog", cc.Name, "tables", wh.Tables)
-			icfg.Type, icfg.URI, icfg.Warehouse = "sql", wh.CatalogURI, wh.Warehouse
-			icfg.DefaultNamespace = wh.Namespace
-			icfg.Properties = map[string]string{"catalog-name": wh.CatalogName}
+			storage := icfg.Storage
+			icfg = wh.CatalogConfig(cc.Name)
+			icfg.Storage = storage
 		}
 		c, err := iceberg.Open(ctx, icfg)
 		if err != nil {

@@ -39,6 +39,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/uptrace/bun/driver/sqliteshim"
 
+	cachedbiceberg "github.com/cachedb/cachedb/catalog/iceberg"
 	"github.com/cachedb/cachedb/internal/errs"
 )
 
@@ -297,4 +298,13 @@ func writeRides(ctx context.Context, cat *sqlcat.Catalog) error {
 // wrap categorizes err with a message naming what failed.
 func wrap(c errs.Category, err error, format string, args ...any) error {
 	return &errs.Error{Category: c, Msg: fmt.Sprintf(format, args...), Err: err}
+}
+
+// CatalogConfig is the configuration that serves the warehouse as the Iceberg catalog name,
+// with the demo namespace as its default.
+func (w Warehouse) CatalogConfig(name string) cachedbiceberg.Config {
+	return cachedbiceberg.Config{
+		Name: name, Type: cachedbiceberg.TypeSQL, URI: w.CatalogURI, Warehouse: w.Warehouse,
+		DefaultNamespace: w.Namespace, Properties: map[string]string{cachedbiceberg.PropCatalogName: w.CatalogName},
+	}
 }
