@@ -109,6 +109,13 @@ type ScanTask interface {
 	EstimatedRows() int64
 }
 
+// SizedTask is a ScanTask that knows roughly how many bytes it reads from storage, so that
+// tasks can be spread over data nodes by bytes rather than by count.
+type SizedTask interface {
+	ScanTask
+	EstimatedBytes() int64
+}
+
 // ReplaceableTable is a table whose whole contents can be swapped at once (UPDATE and DELETE on
 // memory tables rewrite the table).
 type ReplaceableTable interface {

@@ -85,6 +85,19 @@ func (s *Scan) Partitions() int { return max(len(s.tasks), 1) }
 // Table is the scanned table.
 func (s *Scan) Table() catalog.Table { return s.table }
 
+// TaskBytes estimates the bytes each partition (task) reads from storage, for spreading the
+// partitions over data nodes; 1 for a task that cannot say, so such tasks count equally.
+func (s *Scan) TaskBytes() []int64 {
+	out := make([]int64, len(s.tasks))
+	for i, t := range s.tasks {
+		out[i] = 1
+		if st, ok := t.(catalog.SizedTask); ok && st.EstimatedBytes() > 0 {
+			out[i] = st.EstimatedBytes()
+		}
+	}
+	return out
+}
+
 // Fetched reports what the scan's tasks have read from storage so far, as key=value pairs
 // ("" when the source does not say).
 func (s *Scan) Fetched() string {

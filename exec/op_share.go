@@ -1,8 +1,10 @@
 package exec
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -10,41 +12,76 @@ import (
 	"github.com/cachedb/cachedb/internal/errs"
 )
 
-// Share is one node's part of a partitioned plan: the input partitions p with p % of == share,
-// renumbered from 0. The shares 0…of-1 of one input together hold each input partition exactly
-// once, which is how the rows of a query are divided among data nodes without moving any.
+// Share is one node's part of a partitioned plan: a set of its input partitions, renumbered
+// from 0. The shares 0…of-1 made from one input and one list of sizes together hold each input
+// partition exactly once, which is how the rows of a query are divided among data nodes without
+// moving any. Every node computes the same division from the same sizes (AssignShares).
 type Share struct {
-	input     Operator
-	share, of int
+	input      Operator
+	share, of  int
+	partitions []int // input partitions of this share, ascending
 }
 
-// NewShare returns share (0-based) of of shares of input's partitions.
-func NewShare(input Operator, share, of int) (Operator, error) {
+// NewShare returns share (0-based) of of shares of input's partitions, balanced by sizes (one
+// per input partition, e.g. Scan.TaskBytes; nil counts every partition as 1).
+func NewShare(input Operator, share, of int, sizes []int64) (Operator, error) {
 	if of < 1 || share < 0 || share >= of {
 		return nil, errs.Invalidf("share %d of %d does not exist", share, of)
 	}
-	return &Share{input: input, share: share, of: of}, nil
+	n := input.Partitions()
+	if sizes == nil {
+		sizes = make([]int64, n)
+		for i := range sizes {
+			sizes[i] = 1
+		}
+	}
+	if len(sizes) != n {
+		return nil, errs.Internalf("share of %d partitions given %d sizes", n, len(sizes))
+	}
+	return &Share{input: input, share: share, of: of, partitions: AssignShares(sizes, of)[share]}, nil
+}
+
+// AssignShares divides partitions with the given sizes into of shares of nearly equal total
+// size: largest first, each to the share with the least so far (ties to the lower partition
+// and share index), so the result depends only on sizes and of. Each share lists its
+// partitions in ascending order.
+func AssignShares(sizes []int64, of int) [][]int {
+	order := make([]int, len(sizes))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(sizes[b], sizes[a]) })
+	shares := make([][]int, of)
+	load := make([]int64, of)
+	for _, p := range order {
+		least := 0
+		for s := 1; s < of; s++ {
+			if load[s] < load[least] {
+				least = s
+			}
+		}
+		shares[least] = append(shares[least], p)
+		load[least] += sizes[p]
+	}
+	for _, s := range shares {
+		slices.Sort(s)
+	}
+	return shares
 }
 
 func (s *Share) Schema() *arrow.Schema { return s.input.Schema() }
 func (s *Share) Children() []Operator  { return []Operator{s.input} }
 
 // Partitions is the number of input partitions in this share (possibly 0).
-func (s *Share) Partitions() int {
-	n := s.input.Partitions()
-	if n <= s.share {
-		return 0
-	}
-	return (n-s.share-1)/s.of + 1
-}
+func (s *Share) Partitions() int { return len(s.partitions) }
 
 func (s *Share) String() string {
-	return fmt.Sprintf("Share: %d of %d (%d of %d partitions)", s.share+1, s.of, s.Partitions(), s.input.Partitions())
+	return fmt.Sprintf("Share: %d of %d (%d of %d partitions)", s.share+1, s.of, len(s.partitions), s.input.Partitions())
 }
 
 func (s *Share) Execute(ctx context.Context, partition int, tc *TaskContext) (array.RecordReader, error) {
-	if partition < 0 || partition >= s.Partitions() {
-		return nil, errs.Internalf("share has %d partitions, asked for %d", s.Partitions(), partition)
+	if partition < 0 || partition >= len(s.partitions) {
+		return nil, errs.Internalf("share has %d partitions, asked for %d", len(s.partitions), partition)
 	}
-	return s.input.Execute(ctx, s.share+partition*s.of, tc)
+	return s.input.Execute(ctx, s.partitions[partition], tc)
 }

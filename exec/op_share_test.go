@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -9,13 +11,12 @@ func TestShareDividesPartitionsExactlyOnce(t *testing.T) {
 		for of := 1; of <= 4; of++ {
 			seen := make([]int, n)
 			for share := range of {
-				op, err := NewShare(partitionsOnly{n: n}, share, of)
+				op, err := NewShare(partitionsOnly{n: n}, share, of, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				s := op.(*Share)
-				for p := range s.Partitions() {
-					seen[s.share+p*s.of]++
+				for _, p := range op.(*Share).partitions {
+					seen[p]++
 				}
 			}
 			for p, c := range seen {
@@ -25,8 +26,44 @@ func TestShareDividesPartitionsExactlyOnce(t *testing.T) {
 			}
 		}
 	}
-	if _, err := NewShare(partitionsOnly{n: 3}, 2, 2); err == nil {
+	if _, err := NewShare(partitionsOnly{n: 3}, 2, 2, nil); err == nil {
 		t.Error("share 2 of 2 accepted")
+	}
+	if _, err := NewShare(partitionsOnly{n: 3}, 0, 2, []int64{1}); err == nil {
+		t.Error("sizes of the wrong length accepted")
+	}
+}
+
+// Largest-first greedy assignment keeps every share within one partition's size of the
+// lightest, and is a pure function of the sizes (every node computes the same division).
+func TestAssignSharesBalancesBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		sizes := make([]int64, 1+rng.IntN(60))
+		var largest int64
+		for i := range sizes {
+			sizes[i] = 1 + rng.Int64N(1000)
+			largest = max(largest, sizes[i])
+		}
+		of := 1 + rng.IntN(8)
+		shares := AssignShares(sizes, of)
+		if !slices.EqualFunc(shares, AssignShares(slices.Clone(sizes), of), slices.Equal[[]int]) {
+			t.Fatal("assignment is not deterministic")
+		}
+		loads := make([]int64, of)
+		count := 0
+		for s, parts := range shares {
+			for _, p := range parts {
+				loads[s] += sizes[p]
+				count++
+			}
+		}
+		if count != len(sizes) {
+			t.Fatalf("%d partitions assigned, want %d", count, len(sizes))
+		}
+		if slices.Max(loads)-slices.Min(loads) > largest {
+			t.Errorf("loads %v differ by more than the largest partition %d", loads, largest)
+		}
 	}
 }
 

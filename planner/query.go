@@ -59,12 +59,12 @@ func OutputSchema(p Plan) *arrow.Schema {
 // PlanQueryShares plans q for division among data nodes: when its physical plan is a scan of a
 // versioned source table with only filters and projections above it (no aggregation, join,
 // sort, limit or exchange), so that each scan partition's rows are final rows, it returns that
-// plan with its partitions (the scan tasks) not merged, and ok. Otherwise ok is false and the query must run in one place.
-func PlanQueryShares(q *Query, opts PhysicalOptions) (op exec.Operator, ok bool, err error) {
+// plan with its partitions (the scan tasks) not merged, the bytes each partition reads, and ok. Otherwise ok is false and the query must run in one place.
+func PlanQueryShares(q *Query, opts PhysicalOptions) (op exec.Operator, sizes []int64, ok bool, err error) {
 	logical := Optimize(q.Plan)
 	op, err = Physical(logical, opts)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	for cur := op; ; {
 		switch cur.(type) {
@@ -75,11 +75,11 @@ func PlanQueryShares(q *Query, opts PhysicalOptions) (op exec.Operator, ok bool,
 			// Data nodes run the head's source catalogs, not its memory or system tables; a
 			// versioned (Iceberg) table, pinned to its snapshot, reads the same everywhere.
 			if _, versioned := cur.(*exec.Scan).Table().(catalog.VersionedTable); !versioned {
-				return nil, false, nil
+				return nil, nil, false, nil
 			}
 			op, err = clientColumns(op, logical.Schema())
-			return op, err == nil, err
+			return op, cur.(*exec.Scan).TaskBytes(), err == nil, err
 		}
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 }

@@ -66,6 +66,10 @@ func TestScanUnpartitioned(t *testing.T) {
 		if n := task.EstimatedRows(); n != 1 && n != 2 {
 			t.Errorf("EstimatedRows = %d", n)
 		}
+		sized, ok := task.(catalog.SizedTask)
+		if !ok || sized.EstimatedBytes() <= 0 {
+			t.Errorf("task does not report the bytes it reads (%T)", task)
+		}
 	}
 	allBytes := fetchedBytes(t, all.plan)
 	if allBytes <= 0 {

@@ -337,6 +337,14 @@ func (s *scanTask) EstimatedRows() int64 {
 	return n
 }
 
+// EstimatedBytes is the length of the file range the task reads (catalog.SizedTask).
+func (s *scanTask) EstimatedBytes() int64 {
+	if s.task.Length > 0 {
+		return s.task.Length
+	}
+	return s.task.File.FileSizeBytes()
+}
+
 // Open streams the task's rows: iceberg-go reads the file (pruning row groups by their
 // statistics), applies its position and equality deletes and the residual filter, and maps
 // columns by field id; the batches come out with exactly the plan's output schema.
