@@ -39,3 +39,15 @@ def test_reading_iceberg_tables_is_read_only(conn):
         with pytest.raises(adbc_driver_flightsql.dbapi.NotSupportedError, match="read-only"):
             cur.execute("DELETE FROM demo.rides")
     assert scalar(conn, "SELECT count(*) FROM demo.rides") == 200000
+
+
+def test_connection_catalog_and_schema_choose_unqualified_names(server):
+    db_kwargs = {"adbc.flight.sql.rpc.with_cookie_middleware": "true"}
+    with adbc_driver_flightsql.dbapi.connect(server, db_kwargs=db_kwargs, autocommit=True) as conn:
+        conn.adbc_current_catalog = "local"
+        conn.adbc_current_db_schema = "demo"
+        assert conn.adbc_current_catalog == "local"
+        assert scalar(conn, "SELECT count(*) FROM rides") == 200000
+        with pytest.raises(adbc_driver_flightsql.dbapi.Error):
+            conn.adbc_current_catalog = "no_such_catalog"
+        assert scalar(conn, "SELECT count(*) FROM rides") == 200000
