@@ -22,7 +22,6 @@ type Scan struct {
 	name    string
 	req     catalog.ScanRequest
 	filters []Expr
-	tasks   []catalog.ScanTask
 	plan    *catalog.ScanPlan
 	source  *arrow.Schema // projected columns as the table stores them
 	schema  *arrow.Schema // projected columns with canonical types
@@ -57,7 +56,6 @@ func NewScan(table catalog.Table, name string, req catalog.ScanRequest, filters 
 		name:    name,
 		req:     req,
 		filters: filters,
-		tasks:   plan.Tasks,
 		plan:    plan,
 		source:  arrow.NewSchema(source, nil),
 		schema:  arrow.NewSchema(canonical, nil),
@@ -80,7 +78,7 @@ func (s *Scan) Schema() *arrow.Schema { return s.schema }
 func (s *Scan) Children() []Operator  { return nil }
 
 // Partitions is the number of scan tasks (at least 1: a scan with no task yields nothing).
-func (s *Scan) Partitions() int { return max(len(s.tasks), 1) }
+func (s *Scan) Partitions() int { return max(len(s.plan.Tasks), 1) }
 
 // Table is the scanned table.
 func (s *Scan) Table() catalog.Table { return s.table }
@@ -88,8 +86,8 @@ func (s *Scan) Table() catalog.Table { return s.table }
 // TaskBytes estimates the bytes each partition (task) reads from storage, for spreading the
 // partitions over data nodes; 1 for a task that cannot say, so such tasks count equally.
 func (s *Scan) TaskBytes() []int64 {
-	out := make([]int64, len(s.tasks))
-	for i, t := range s.tasks {
+	out := make([]int64, len(s.plan.Tasks))
+	for i, t := range s.plan.Tasks {
 		out[i] = 1
 		if st, ok := t.(catalog.SizedTask); ok && st.EstimatedBytes() > 0 {
 			out[i] = st.EstimatedBytes()
@@ -140,10 +138,10 @@ func (s *Scan) Execute(ctx context.Context, partition int, tc *TaskContext) (arr
 	if partition < 0 || partition >= s.Partitions() {
 		return nil, errs.Internalf("scan of %s has %d partitions, asked for %d", s.name, s.Partitions(), partition)
 	}
-	if len(s.tasks) == 0 {
+	if len(s.plan.Tasks) == 0 {
 		return emptyStream(ctx, s.schema), nil
 	}
-	in, err := s.tasks[partition].Open(ctx, tc.Alloc)
+	in, err := s.plan.Tasks[partition].Open(ctx, tc.Alloc)
 	if err != nil {
 		return nil, fmt.Errorf("open scan of %s: %w", s.name, err)
 	}

@@ -26,14 +26,7 @@ import (
 // catalog chosen through the connection's current catalog / db schema, and a query.
 func TestIcebergCatalogThroughADBC(t *testing.T) {
 	ctx := context.Background()
-	wh, err := demo.Ensure(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lake, err := iceberg.Open(ctx, wh.CatalogConfig("lake"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lake := openLake(t, demoWarehouse(t))
 	ts := startServer(t, engine.Config{NoDemo: true, Sources: []catalog.Catalog{lake}}, Options{})
 	cnxn := ts.sessionConn(t)
 
@@ -86,14 +79,7 @@ func TestIcebergCatalogThroughADBC(t *testing.T) {
 // planned against, and that DoGet reads that snapshot, not whatever is current by then.
 func TestTicketsPinSnapshots(t *testing.T) {
 	ctx := context.Background()
-	wh, err := demo.Ensure(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lake, err := iceberg.Open(ctx, wh.CatalogConfig("lake"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lake := openLake(t, demoWarehouse(t))
 	ts := startServer(t, engine.Config{NoDemo: true, Sources: []catalog.Catalog{lake}, DefaultCatalog: "lake"}, Options{})
 	current, err := ts.eng.Catalogs().Table(ctx, "demo.rides")
 	if err != nil {
@@ -171,16 +157,9 @@ func TestTicketsPinSnapshots(t *testing.T) {
 // answered with one endpoint per node, located there; ADBC reads both and gets every row once.
 func TestQueriesDividedAmongDataNodes(t *testing.T) {
 	ctx := context.Background()
-	wh, err := demo.Ensure(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	wh := demoWarehouse(t)
 	newEngineConfig := func() engine.Config {
-		lake, err := iceberg.Open(ctx, wh.CatalogConfig("lake"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return engine.Config{NoDemo: true, Sources: []catalog.Catalog{lake}, DefaultCatalog: "lake"}
+		return engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}
 	}
 	key := []byte("cluster secret")
 	nodeA := startServer(t, newEngineConfig(), Options{TicketKey: key})
@@ -234,4 +213,24 @@ func TestQueriesDividedAmongDataNodes(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not issued by this server") {
 		t.Errorf("a node with another key served the ticket: %v", err)
 	}
+}
+
+// demoWarehouse generates the embedded warehouse in a fresh directory.
+func demoWarehouse(t *testing.T) demo.Warehouse {
+	t.Helper()
+	wh, err := demo.Ensure(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wh
+}
+
+// openLake opens wh as the Iceberg catalog "lake".
+func openLake(t *testing.T, wh demo.Warehouse) *iceberg.Catalog {
+	t.Helper()
+	lake, err := iceberg.Open(context.Background(), wh.CatalogConfig("lake"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lake
 }
