@@ -116,6 +116,15 @@ type SizedTask interface {
 	EstimatedBytes() int64
 }
 
+// LocatedTask is a ScanTask whose rows are held by one data node (a partition of a materialized
+// dataset): a divided query reads it there, through an endpoint located at that node.
+type LocatedTask interface {
+	ScanTask
+	// Location is the Flight address (HOST:PORT) of the data node holding the rows; "" when
+	// they are held by this process.
+	Location() string
+}
+
 // ReplaceableTable is a table whose whole contents can be swapped at once (UPDATE and DELETE on
 // memory tables rewrite the table).
 type ReplaceableTable interface {

@@ -209,6 +209,13 @@ func (s *Set) table(ctx context.Context, name string) (Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c != s.primary && strings.Contains(name, "@") && !strings.Contains(name, ".") {
+		// A versioned unqualified name is a pinned dataset of the primary catalog when it has
+		// one of that name; a source's table otherwise.
+		if t, err := s.primary.Table(ctx, name); err == nil || errs.CategoryOf(err) != errs.NotFound || s.hasBase(ctx, name) {
+			return t, err
+		}
+	}
 	t, err := c.Table(ctx, local)
 	if err == nil || errs.CategoryOf(err) != errs.NotFound || strings.Contains(name, ".") {
 		return t, err
@@ -225,6 +232,14 @@ func (s *Set) table(ctx context.Context, name string) (Table, error) {
 		}
 	}
 	return t, err
+}
+
+// hasBase reports whether the primary catalog has a table named as versioned name is, without
+// its version.
+func (s *Set) hasBase(ctx context.Context, name string) bool {
+	base, _, _ := strings.Cut(name, "@")
+	_, err := s.primary.Table(ctx, base)
+	return err == nil
 }
 
 // TableNames lists the primary catalog's tables.

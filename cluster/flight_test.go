@@ -80,7 +80,7 @@ func startNode(t *testing.T, id, head string) *testNode {
 		t.Fatal(err)
 	}
 	n := &testNode{id: id, addr: lis.Addr().String(), srv: grpc.NewServer()}
-	flight.RegisterFlightServiceServer(n.srv, NodeActions(id, "test")(&flight.BaseFlightServer{}))
+	flight.RegisterFlightServiceServer(n.srv, NodeActions(NodeConfig{ID: id, Version: "test"})(&flight.BaseFlightServer{}))
 	go func() { _ = n.srv.Serve(lis) }()
 	t.Cleanup(n.srv.Stop)
 	n.startAgent(t, head)

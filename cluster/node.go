@@ -1,46 +1,216 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/cachedb/cachedb/internal/errs"
 )
 
+// Flight action types a data node serves for the head's dataset registry.
+const (
+	// ActionMaterialize (data node): body MaterializeRequest, one result PartitionStats. The
+	// node runs the partition's part of the query and holds the rows in memory.
+	ActionMaterialize = "cachedb.materialize"
+	// ActionDropPartitions (data node): body DropRequest, one result {}. The node frees what it
+	// holds of that generation of the dataset.
+	ActionDropPartitions = "cachedb.drop-partitions"
+)
+
+// maxDatasetBody bounds a dataset action body: the SQL text and the scan tasks of a partition.
+const maxDatasetBody = 16 << 20
+
+// MaterializeRequest asks a data node to make and hold one partition of a dataset: the rows of
+// SQL (run in the given session, at the pinned table versions) from the scan tasks Tasks, or
+// the whole query's rows when Whole is set. Every process numbers the scan tasks of the same
+// SQL at the same pins alike, so the partition's rows are the same wherever it is made.
+type MaterializeRequest struct {
+	Dataset    string            `json:"dataset"`
+	Generation uint64            `json:"generation"`
+	Partitions int               `json:"partitions"`
+	Partition  int               `json:"partition"`
+	SQL        string            `json:"sql"`
+	Catalog    string            `json:"catalog,omitempty"`
+	Schema     string            `json:"schema,omitempty"`
+	Pins       map[string]string `json:"pins,omitempty"`
+	Tasks      []int             `json:"tasks,omitempty"`
+	Whole      bool              `json:"whole,omitempty"`
+}
+
+// PartitionStats measures a partition held by a node.
+type PartitionStats struct {
+	Rows  int64 `json:"rows"`
+	Bytes int64 `json:"bytes"`
+}
+
+// DropRequest asks a node to free one generation of a dataset.
+type DropRequest struct {
+	Dataset    string `json:"dataset"`
+	Generation uint64 `json:"generation"`
+}
+
+// DatasetStore is what a data node does with datasets; the node's engine implements it.
+type DatasetStore interface {
+	// Materialize makes and holds one partition (see MaterializeRequest), replacing anything
+	// held for an older generation of the same dataset.
+	Materialize(ctx context.Context, req MaterializeRequest) (PartitionStats, error)
+	// DropDataset frees what the node holds of that generation of the dataset.
+	DropDataset(name string, generation uint64)
+	// ReadPartition streams columns (indexes into the dataset schema) of a partition the node
+	// holds; errs.Unavailable when it holds no such partition.
+	ReadPartition(ctx context.Context, name string, generation uint64, partition int, columns []int) (array.RecordReader, error)
+}
+
+// NodeConfig describes a data node's Flight service beyond Flight SQL.
+type NodeConfig struct {
+	ID, Version string
+	// Key is the cluster secret: partition tickets must be signed with it.
+	Key []byte
+	// Store holds the node's datasets (nil: the node serves no dataset actions).
+	Store DatasetStore
+}
+
 // NodeActions returns the wrapper that makes a Flight service a data node's: it answers
-// ActionNodeInfo with the node's identity and passes every other call to the wrapped service
-// (the node's Flight SQL server, which serves DoGet for the tickets the head signs). Use it as
-// flightsql.Options.Extend.
-func NodeActions(id, version string) func(flight.FlightServer) flight.FlightServer {
-	info := NodeInfo{ID: id, StartedAt: time.Now().UTC().Format(time.RFC3339Nano), Version: version}
+// ActionNodeInfo with the node's identity, ActionMaterialize and ActionDropPartitions through
+// cfg.Store, and DoGet of partition tickets; every other call goes to the wrapped service (the
+// node's Flight SQL server, which serves DoGet for the statement tickets the head signs). Use
+// it as flightsql.Options.Extend.
+func NodeActions(cfg NodeConfig) func(flight.FlightServer) flight.FlightServer {
+	info := NodeInfo{ID: cfg.ID, StartedAt: time.Now().UTC().Format(time.RFC3339Nano), Version: cfg.Version}
 	return func(next flight.FlightServer) flight.FlightServer {
-		return &nodeService{FlightServer: next, info: info}
+		return &nodeService{FlightServer: next, info: info, cfg: cfg}
 	}
 }
 
 type nodeService struct {
 	flight.FlightServer
 	info NodeInfo
+	cfg  NodeConfig
 }
 
-// DoAction serves ActionNodeInfo and passes other actions on.
+// DoAction serves the node's own actions and passes other actions on.
 func (n *nodeService) DoAction(action *flight.Action, stream flight.FlightService_DoActionServer) error {
-	if action.Type != ActionNodeInfo {
+	var (
+		result any
+		err    error
+	)
+	switch {
+	case action.Type == ActionNodeInfo:
+		result = n.info
+	case action.Type == ActionMaterialize && n.cfg.Store != nil:
+		var req MaterializeRequest
+		if err = decodeDatasetBody(action, &req); err == nil {
+			result, err = n.cfg.Store.Materialize(stream.Context(), req)
+		}
+	case action.Type == ActionDropPartitions && n.cfg.Store != nil:
+		var req DropRequest
+		if err = decodeDatasetBody(action, &req); err == nil {
+			n.cfg.Store.DropDataset(req.Dataset, req.Generation)
+			result = struct{}{}
+		}
+	default:
 		return n.FlightServer.DoAction(action, stream)
 	}
-	body, err := json.Marshal(n.info)
+	if err != nil {
+		return datasetWireError(err)
+	}
+	body, err := json.Marshal(result)
 	if err != nil {
 		return status.Error(codes.Internal, err.Error())
 	}
 	return stream.Send(&flight.Result{Body: body})
 }
 
-// ListActions lists ActionNodeInfo, then the wrapped service's actions.
+// DoGet streams a partition for a partition ticket and passes any other ticket on.
+func (n *nodeService) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	if !IsPartitionTicket(ticket.GetTicket()) || n.cfg.Store == nil {
+		return n.FlightServer.DoGet(ticket, stream)
+	}
+	t, err := DecodePartitionTicket(n.cfg.Key, ticket.GetTicket(), time.Now())
+	if err != nil {
+		return datasetWireError(err)
+	}
+	rdr, err := n.cfg.Store.ReadPartition(stream.Context(), t.Dataset, t.Generation, t.Partition, t.Columns)
+	if err != nil {
+		return datasetWireError(err)
+	}
+	defer rdr.Release()
+	w := flight.NewRecordWriter(stream, ipc.WithSchema(rdr.Schema()))
+	defer w.Close()
+	for rdr.Next() {
+		if err := w.Write(rdr.RecordBatch()); err != nil {
+			return err
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		return datasetWireError(err)
+	}
+	return nil
+}
+
+// ListActions lists the node's actions, then the wrapped service's.
 func (n *nodeService) ListActions(in *flight.Empty, stream flight.FlightService_ListActionsServer) error {
-	if err := stream.Send(&flight.ActionType{Type: ActionNodeInfo, Description: "the node's identity: JSON {id, started_at, version}"}); err != nil {
-		return err
+	types := []*flight.ActionType{{Type: ActionNodeInfo, Description: "the node's identity: JSON {id, started_at, version}"}}
+	if n.cfg.Store != nil {
+		types = append(types,
+			&flight.ActionType{Type: ActionMaterialize, Description: "make and hold one partition of a dataset (head only)"},
+			&flight.ActionType{Type: ActionDropPartitions, Description: "free one generation of a dataset (head only)"})
+	}
+	for _, t := range types {
+		if err := stream.Send(t); err != nil {
+			return err
+		}
 	}
 	return n.FlightServer.ListActions(in, stream)
+}
+
+func decodeDatasetBody(action *flight.Action, v any) error {
+	if len(action.Body) > maxDatasetBody {
+		return errs.Invalidf("%s: body is %d bytes, more than %d", action.Type, len(action.Body), maxDatasetBody)
+	}
+	if err := strictUnmarshal(action.Body, v); err != nil {
+		return errs.Invalidf("%s: body is not the expected JSON: %v", action.Type, err)
+	}
+	return nil
+}
+
+// datasetWireError gives a dataset action's error its gRPC code; errors that already carry one
+// (from a nested call) keep it.
+func datasetWireError(err error) error {
+	var e *errs.Error
+	if errors.As(err, &e) {
+		code := codes.Internal
+		switch e.Category {
+		case errs.InvalidInput:
+			code = codes.InvalidArgument
+		case errs.NotFound:
+			code = codes.NotFound
+		case errs.AlreadyExists:
+			code = codes.AlreadyExists
+		case errs.Unsupported:
+			code = codes.Unimplemented
+		case errs.ResourceExhausted:
+			code = codes.ResourceExhausted
+		case errs.Canceled:
+			code = codes.Canceled
+		case errs.Unavailable:
+			code = codes.Unavailable
+		}
+		return status.Error(code, err.Error())
+	}
+	if errors.Is(err, context.Canceled) {
+		return status.Error(codes.Canceled, err.Error())
+	}
+	if st, ok := status.FromError(err); ok {
+		return st.Err()
+	}
+	return status.Error(codes.Internal, err.Error())
 }

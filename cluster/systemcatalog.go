@@ -29,29 +29,43 @@ var nodesSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "last_heartbeat", Type: timestampType},
 }, nil)
 
-// SystemCatalog is the read-only catalog "system" that shows cluster state as tables. Its one
-// table, nodes, lists m's nodes as of the moment a query's scan is opened.
+// SystemCatalog is the read-only catalog "system" that shows cluster state as tables: nodes
+// lists m's nodes and datasets the materialized datasets, each as of the moment a query's scan
+// is opened.
 type SystemCatalog struct {
 	m *Membership
+	d *Datasets
 }
 
-// NewSystemCatalog returns the system catalog over m.
-func NewSystemCatalog(m *Membership) *SystemCatalog { return &SystemCatalog{m: m} }
+// NewSystemCatalog returns the system catalog over m and d (d may be nil: no datasets table).
+func NewSystemCatalog(m *Membership, d *Datasets) *SystemCatalog {
+	return &SystemCatalog{m: m, d: d}
+}
 
 // Name is "system".
 func (c *SystemCatalog) Name() string { return SystemCatalogName }
 
 // Table returns system.nodes, or an errs.NotFound error.
 func (c *SystemCatalog) Table(_ context.Context, name string) (catalog.Table, error) {
-	if strings.EqualFold(name, nodesTable) {
+	switch {
+	case strings.EqualFold(name, nodesTable):
 		return &nodesTableImpl{m: c.m}, nil
+	case strings.EqualFold(name, datasetsTable) && c.d != nil:
+		return &datasetsTableImpl{d: c.d}, nil
 	}
-	return nil, errs.NotFoundf("Table '%s.%s' doesn't exist: catalog %s has only the table %s", SystemCatalogName, name, SystemCatalogName, nodesTable)
+	names, _ := c.TableNames(context.Background())
+	return nil, errs.NotFoundf("Table '%s.%s' doesn't exist: catalog %s has the tables %s", SystemCatalogName, name, SystemCatalogName, strings.Join(names, ", "))
 }
+
+// ShowDatasets adds system.datasets over d. Call it before the catalog is queried.
+func (c *SystemCatalog) ShowDatasets(d *Datasets) { c.d = d }
 
 // TableNames lists the system tables.
 func (c *SystemCatalog) TableNames(context.Context) ([]string, error) {
-	return []string{nodesTable}, nil
+	if c.d == nil {
+		return []string{nodesTable}, nil
+	}
+	return []string{datasetsTable, nodesTable}, nil
 }
 
 type nodesTableImpl struct {

@@ -28,7 +28,7 @@ func TestSystemNodes(t *testing.T) {
 	clock.Advance(2 * time.Second) // b: 4 s silent, lost
 
 	ctx := context.Background()
-	c := NewSystemCatalog(m)
+	c := NewSystemCatalog(m, nil)
 	if names, _ := c.TableNames(ctx); len(names) != 1 || names[0] != "nodes" {
 		t.Errorf("TableNames = %v", names)
 	}

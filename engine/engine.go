@@ -14,6 +14,7 @@ import (
 
 	"github.com/cachedb/cachedb/catalog"
 	memcat "github.com/cachedb/cachedb/catalog/memory"
+	"github.com/cachedb/cachedb/cluster"
 )
 
 // Config is the engine's configuration. The zero value is usable: every field has a default.
@@ -48,6 +49,10 @@ type Engine struct {
 	tables *catalog.Set
 	// writeMu serializes statements that change table contents.
 	writeMu sync.Mutex
+	// datasets is the head's dataset registry (nil unless UseDatasets).
+	datasets *cluster.Datasets
+	// datasetMu serializes a data node's creation of dataset objects.
+	datasetMu sync.Mutex
 }
 
 // Result is the outcome of one statement. For a query, Reader streams the rows (the caller

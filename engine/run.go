@@ -113,6 +113,9 @@ func (e *Engine) execute(ctx context.Context, sqlText string, params []scalar.Sc
 		return e.insert(ctx, s, params)
 	case *planner.DropTable:
 		for _, name := range s.Names {
+			if e.datasets != nil && e.datasets.Drop(name) {
+				continue
+			}
 			if err := e.catalog.DropTable(ctx, name, s.IfExists); err != nil {
 				return nil, err
 			}
@@ -235,6 +238,26 @@ func (e *Engine) createTable(ctx context.Context, s *planner.CreateTable, params
 		}
 		return nil, errs.AlreadyExistsf("table %q already exists", s.Name)
 	}
+	if e.datasets != nil && len(params) == 0 && e.readsOnlySources(s.AsSelect) {
+		tables, err := e.tablesFor(ctx)
+		if err != nil {
+			return nil, err
+		}
+		// Bind again through a pinning Set, so the job records the versions it reads.
+		stmt, err := sql.Bind(ctx, s.AsSelectSQL, tables, nil)
+		if err != nil {
+			return nil, err
+		}
+		q, ok := stmt.(*planner.Query)
+		if !ok {
+			return nil, errs.Internalf("AS SELECT bound to %T", stmt)
+		}
+		info, err := e.materialize(ctx, s.Name, q, s.AsSelectSQL, tables, DatasetOptions{Source: s.AsSelectSQL}, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{RowsAffected: info.Rows}, nil
+	}
 	schema, batches, err := e.runToBatches(ctx, s.AsSelect, params, false)
 	if err != nil {
 		return nil, err
@@ -250,6 +273,13 @@ func (e *Engine) createTable(ctx context.Context, s *planner.CreateTable, params
 		return nil, err
 	}
 	return &Result{RowsAffected: n}, nil
+}
+
+// readsOnlySources reports whether every table q reads is a source (Iceberg) table, so that a
+// data node can run it.
+func (e *Engine) readsOnlySources(q *planner.Query) bool {
+	op, _, err := planner.PlanQuery(q, e.physicalOptions(false))
+	return err == nil && datasetSources(op) == nil
 }
 
 // rewriteTable carries out UPDATE and DELETE: it computes the table's new contents and the

@@ -9,30 +9,43 @@ import (
 	"github.com/cachedb/cachedb/sql"
 )
 
-// Shares reports into how many parts a query's rows can be divided among data nodes without
-// moving rows between them: its scan partitions, when the query is a scan with filters and
-// projections only (planner.PlanQueryShares); 0 when it must run in one place.
-func (e *Engine) Shares(ctx context.Context, sqlText string) (int, error) {
-	op, _, ok, err := e.planShares(ctx, sqlText)
-	if err != nil || !ok {
-		return 0, err
-	}
-	return op.Partitions(), nil
+// Division describes how a query's rows divide among data nodes without moving rows between
+// them: one entry per scan task of the query's single scan (planner.PlanQueryShares). Any set of
+// tasks can be run on its own with ExecuteTasks; tasks that together name each index once return
+// each row of the query exactly once.
+type Division struct {
+	// Bytes estimates what each task reads from storage (at least 1).
+	Bytes []int64
+	// Locations gives the data node address holding each task's rows (a dataset partition), or
+	// "" for a task any node can read (an Iceberg file scan task).
+	Locations []string
 }
 
-// ExecuteShare runs share (0-based) of of shares of a query that Shares divides: the rows of
-// the scan partitions exec.AssignShares gives that share, balanced by the bytes they read. Run with the Pins of the planning Prepare in its
-// Session, every share reads the same snapshots, and the shares together return each row of
-// the query exactly once.
-func (e *Engine) ExecuteShare(ctx context.Context, sqlText string, share, of int) (*Result, error) {
-	op, sizes, ok, err := e.planShares(ctx, sqlText)
+// Tasks is the number of scan tasks.
+func (d *Division) Tasks() int { return len(d.Bytes) }
+
+// Divide reports how a query divides among data nodes, or nil when it must run in one place
+// (aggregates, joins, sorts, limits, memory tables).
+func (e *Engine) Divide(ctx context.Context, sqlText string) (*Division, error) {
+	_, scan, ok, err := e.planShares(ctx, sqlText)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &Division{Bytes: scan.TaskBytes(), Locations: scan.TaskLocations()}, nil
+}
+
+// ExecuteTasks runs the given scan tasks (indexes into the query's Division) of a query that
+// Divide divides. Run with the Pins of the planning Prepare in its Session, every process numbers
+// the tasks alike and reads the same snapshots.
+func (e *Engine) ExecuteTasks(ctx context.Context, sqlText string, tasks []int) (*Result, error) {
+	op, _, ok, err := e.planShares(ctx, sqlText)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, errs.Invalidf("this query cannot be divided among data nodes")
 	}
-	part, err := exec.NewShare(op, share, of, sizes)
+	part, err := exec.NewShareOf(op, tasks)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +56,7 @@ func (e *Engine) ExecuteShare(ctx context.Context, sqlText string, share, of int
 	return &Result{Schema: rdr.Schema(), Reader: rdr}, nil
 }
 
-func (e *Engine) planShares(ctx context.Context, sqlText string) (exec.Operator, []int64, bool, error) {
+func (e *Engine) planShares(ctx context.Context, sqlText string) (exec.Operator, *exec.Scan, bool, error) {
 	tables, err := e.tablesFor(ctx)
 	if err != nil {
 		return nil, nil, false, err

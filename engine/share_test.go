@@ -9,6 +9,7 @@ import (
 	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/catalog/iceberg"
 	"github.com/cachedb/cachedb/catalog/iceberg/demo"
+	"github.com/cachedb/cachedb/exec"
 )
 
 func TestSharesDivideAQueryExactlyOnce(t *testing.T) {
@@ -27,15 +28,21 @@ func TestSharesDivideAQueryExactlyOnce(t *testing.T) {
 	}
 	// One scan partition per data file (one per day of rides).
 	query := "SELECT ride_id, city FROM demo.rides WHERE city = 'Lisbon' AND passengers > 4"
-	n, err := e.Shares(ctx, query)
-	if err != nil || n < 2 {
-		t.Fatalf("Shares = %d, %v; want several scan partitions", n, err)
+	div, err := e.Divide(ctx, query)
+	if err != nil || div == nil || div.Tasks() < 2 {
+		t.Fatalf("Divide = %+v, %v; want several scan tasks", div, err)
+	}
+	n := div.Tasks()
+	for i, loc := range div.Locations {
+		if loc != "" || div.Bytes[i] < 1 {
+			t.Errorf("task %d: location %q, bytes %d; want no location and bytes ≥ 1", i, loc, div.Bytes[i])
+		}
 	}
 	want := rows(t, e, query)
 	for _, of := range []int{1, 2, 3, n + 2} {
 		var got []string
-		for share := range of {
-			res, err := e.ExecuteShare(ctx, query, share, of)
+		for _, tasks := range exec.AssignShares(div.Bytes, of) {
+			res, err := e.ExecuteTasks(ctx, query, tasks)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,12 +62,15 @@ func TestSharesDivideAQueryExactlyOnce(t *testing.T) {
 	}
 	for _, q := range []string{"SELECT count(*) FROM demo.rides", "SELECT ride_id FROM demo.rides ORDER BY ride_id",
 		"SELECT ride_id FROM demo.rides LIMIT 3", "CREATE TABLE s AS SELECT 1"} {
-		if n, err := e.Shares(ctx, q); err != nil || n != 0 {
-			t.Errorf("%s: Shares = %d, %v; want 0", q, n, err)
+		if div, err := e.Divide(ctx, q); err != nil || div != nil {
+			t.Errorf("%s: Divide = %+v, %v; want nil", q, div, err)
 		}
 	}
-	if _, err := e.ExecuteShare(ctx, "SELECT count(*) FROM demo.rides", 0, 2); err == nil {
+	if _, err := e.ExecuteTasks(ctx, "SELECT count(*) FROM demo.rides", []int{0}); err == nil {
 		t.Error("an aggregate was divided")
+	}
+	if _, err := e.ExecuteTasks(ctx, query, []int{n}); err == nil {
+		t.Errorf("task %d of %d ran", n, n)
 	}
 }
 
@@ -69,7 +79,7 @@ func TestQueriesOverMemoryTablesAreNotDivided(t *testing.T) {
 	e := newTestEngine(t)
 	run(t, e, "CREATE TABLE m (a BIGINT)")
 	run(t, e, "INSERT INTO m VALUES (1), (2)")
-	if n, err := e.Shares(context.Background(), "SELECT a FROM m WHERE a > 1"); err != nil || n != 0 {
-		t.Errorf("Shares = %d, %v; want 0", n, err)
+	if div, err := e.Divide(context.Background(), "SELECT a FROM m WHERE a > 1"); err != nil || div != nil {
+		t.Errorf("Divide = %+v, %v; want nil", div, err)
 	}
 }

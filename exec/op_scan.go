@@ -96,6 +96,18 @@ func (s *Scan) TaskBytes() []int64 {
 	return out
 }
 
+// TaskLocations says where each partition's (task's) rows are held: the data node address of a
+// catalog.LocatedTask, "" for a task any node can read.
+func (s *Scan) TaskLocations() []string {
+	out := make([]string, len(s.plan.Tasks))
+	for i, t := range s.plan.Tasks {
+		if lt, ok := t.(catalog.LocatedTask); ok {
+			out[i] = lt.Location()
+		}
+	}
+	return out
+}
+
 // Fetched reports what the scan's tasks have read from storage so far, as key=value pairs
 // ("" when the source does not say).
 func (s *Scan) Fetched() string {

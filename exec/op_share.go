@@ -13,13 +13,29 @@ import (
 )
 
 // Share is one node's part of a partitioned plan: a set of its input partitions, renumbered
-// from 0. The shares 0…of-1 made from one input and one list of sizes together hold each input
-// partition exactly once, which is how the rows of a query are divided among data nodes without
-// moving any. Every node computes the same division from the same sizes (AssignShares).
+// from 0. Shares that together name each input partition once (AssignShares) divide the rows of
+// a query among data nodes without moving any.
 type Share struct {
 	input      Operator
 	share, of  int
 	partitions []int // input partitions of this share, ascending
+}
+
+// NewShareOf returns the share made of the given input partitions (each in range, no
+// repeats), in ascending order.
+func NewShareOf(input Operator, partitions []int) (Operator, error) {
+	n := input.Partitions()
+	parts := slices.Clone(partitions)
+	slices.Sort(parts)
+	for i, p := range parts {
+		if p < 0 || p >= n {
+			return nil, errs.Invalidf("partition %d does not exist: the plan has %d", p, n)
+		}
+		if i > 0 && parts[i-1] == p {
+			return nil, errs.Invalidf("partition %d is named twice", p)
+		}
+	}
+	return &Share{input: input, share: -1, partitions: parts}, nil
 }
 
 // NewShare returns share (0-based) of of shares of input's partitions, balanced by sizes (one
@@ -76,6 +92,9 @@ func (s *Share) Children() []Operator  { return []Operator{s.input} }
 func (s *Share) Partitions() int { return len(s.partitions) }
 
 func (s *Share) String() string {
+	if s.share < 0 {
+		return fmt.Sprintf("Share: %d of %d partitions", len(s.partitions), s.input.Partitions())
+	}
 	return fmt.Sprintf("Share: %d of %d (%d of %d partitions)", s.share+1, s.of, len(s.partitions), s.input.Partitions())
 }
 

@@ -2,6 +2,7 @@ package flightsql
 
 import (
 	"context"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -10,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	"github.com/cachedb/cachedb/engine"
+	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
 )
 
@@ -76,8 +78,8 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 		return emptySchema, emptyStream(), nil
 	}
 	var res *engine.Result
-	if t.of > 0 {
-		res, err = s.eng.ExecuteShare(engine.WithSession(ctx, t.session), t.sql, t.share, t.of)
+	if t.divided {
+		res, err = s.eng.ExecuteTasks(engine.WithSession(ctx, t.session), t.sql, t.tasks)
 	} else {
 		res, err = s.eng.Execute(engine.WithSession(ctx, t.session), t.sql, nil)
 	}
@@ -142,41 +144,101 @@ func (s *Server) flightInfo(desc *flight.FlightDescriptor, schema *arrow.Schema,
 	}, nil
 }
 
-// dataNodeInfo answers a query with one endpoint per data node when there are data nodes and
-// the query divides into shares; nil otherwise (the query then runs here). Each endpoint's
-// ticket selects one share and is located at its node, so clients read the parts in parallel,
-// straight from the nodes.
+// dataNodeInfo answers a query with endpoints at the data nodes when there are data nodes and
+// the query divides (engine.Divide); nil otherwise (the query then runs here). Scan tasks whose
+// rows a node holds (dataset partitions) are read at that node; the others are spread over the
+// alive nodes by the bytes they read. Each endpoint's ticket lists its tasks and is located at
+// its node, so clients read the parts in parallel, straight from the nodes.
 func (s *Server) dataNodeInfo(ctx context.Context, desc *flight.FlightDescriptor, schema *arrow.Schema, t statementTicket) (*flight.FlightInfo, error) {
 	if s.opts.DataNodes == nil {
 		return nil, nil
 	}
-	nodes := s.opts.DataNodes()
-	if len(nodes) == 0 {
-		return nil, nil
-	}
-	shares, err := s.eng.Shares(engine.WithSession(ctx, t.session), t.sql)
-	if err != nil || shares == 0 {
+	div, err := s.eng.Divide(engine.WithSession(ctx, t.session), t.sql)
+	if err != nil || div == nil {
 		return nil, err
 	}
-	nodes = nodes[:min(len(nodes), shares)]
+	parts, err := assignTasks(div, s.opts.DataNodes())
+	if err != nil || len(parts) == 0 {
+		return nil, err
+	}
 	info := &flight.FlightInfo{
 		Schema:           flight.SerializeSchema(schema, s.opts.Alloc),
 		FlightDescriptor: desc,
 		TotalRecords:     -1,
 		TotalBytes:       -1,
 	}
-	for i, addr := range nodes {
-		t.share, t.of = i, len(nodes)
+	for _, p := range parts {
+		t.divided, t.tasks = true, p.tasks
 		ticket, err := fsql.CreateStatementQueryTicket(s.tickets.encode(t))
 		if err != nil {
 			return nil, errs.Internalf("encoding ticket: %v", err)
 		}
 		info.Endpoint = append(info.Endpoint, &flight.FlightEndpoint{
 			Ticket:   &flight.Ticket{Ticket: ticket},
-			Location: []*flight.Location{{Uri: "grpc://" + addr}},
+			Location: []*flight.Location{{Uri: "grpc://" + p.addr}},
 		})
 	}
 	return info, nil
+}
+
+// nodePart is the scan tasks one data node serves of a divided query.
+type nodePart struct {
+	addr  string
+	tasks []int
+}
+
+// assignTasks gives each located task to its node and spreads the others over nodes by bytes
+// (exec.AssignShares), merging both per node, in node order, located nodes first. With no alive
+// node and no located task there is nothing to assign (nil: run the query here). A task located
+// at a node that is not alive is an errs.Unavailable error: its rows are being rebuilt.
+func assignTasks(div *engine.Division, nodes []string) ([]nodePart, error) {
+	alive := map[string]bool{}
+	for _, n := range nodes {
+		alive[n] = true
+	}
+	byNode := map[string][]int{}
+	var order []string
+	add := func(addr string, task int) {
+		if _, ok := byNode[addr]; !ok {
+			order = append(order, addr)
+		}
+		byNode[addr] = append(byNode[addr], task)
+	}
+	var free []int
+	for i, loc := range div.Locations {
+		switch {
+		case loc == "":
+			free = append(free, i)
+		case !alive[loc]:
+			return nil, errs.Unavailablef("part of this query's data is on data node %s, which is not alive; its partitions are being rebuilt, try again shortly", loc)
+		default:
+			add(loc, i)
+		}
+	}
+	if len(free) > 0 {
+		if len(nodes) == 0 {
+			if len(order) == 0 {
+				return nil, nil
+			}
+			return nil, errs.Unavailablef("no data node is alive to read this query's tables")
+		}
+		sizes := make([]int64, len(free))
+		for i, task := range free {
+			sizes[i] = div.Bytes[task]
+		}
+		for share, members := range exec.AssignShares(sizes, min(len(nodes), len(free))) {
+			for _, m := range members {
+				add(nodes[share], free[m])
+			}
+		}
+	}
+	out := make([]nodePart, 0, len(order))
+	for _, addr := range order {
+		tasks := byNode[addr]
+		slices.Sort(tasks)
+		out = append(out, nodePart{addr: addr, tasks: tasks})
+	}
+	return out, nil
 }
 
 // commandInfo describes a metadata result whose ticket is the command itself.

@@ -53,6 +53,8 @@ func codeOf(c errs.Category) codes.Code {
 		return codes.ResourceExhausted
 	case errs.Canceled:
 		return codes.Canceled
+	case errs.Unavailable:
+		return codes.Unavailable
 	default:
 		return codes.Internal
 	}

@@ -24,7 +24,7 @@ const (
 )
 
 const (
-	ticketVersion  = 3
+	ticketVersion  = 4
 	ticketHeader   = 1 + 1 + 8 // version, kind, expiry (unix nanoseconds)
 	ticketMACBytes = sha256.Size
 )
@@ -37,10 +37,11 @@ type statementTicket struct {
 	expires time.Time
 	// session is the naming context the statement was planned in; DoGet runs it there too.
 	session engine.Session
-	// share and of select a part of a divided query (engine.ExecuteShare): share is 0-based,
-	// of = 0 means the whole query.
-	share, of int
-	sql       string
+	// divided selects a part of a divided query: the scan tasks listed in tasks
+	// (engine.ExecuteTasks). Otherwise the ticket runs the whole query.
+	divided bool
+	tasks   []int
+	sql     string
 }
 
 // ticketSigner signs and verifies tickets with a key private to one server process, so a
@@ -79,8 +80,15 @@ func (s *ticketSigner) encode(t statementTicket) []byte {
 		buf = appendString(buf, name)
 		buf = appendString(buf, t.session.Pins[name])
 	}
-	buf = binary.AppendUvarint(buf, uint64(t.share))
-	buf = binary.AppendUvarint(buf, uint64(t.of))
+	// 0: the whole query; n+1: a part made of n scan tasks.
+	if !t.divided {
+		buf = binary.AppendUvarint(buf, 0)
+	} else {
+		buf = binary.AppendUvarint(buf, uint64(len(t.tasks))+1)
+		for _, task := range t.tasks {
+			buf = binary.AppendUvarint(buf, uint64(task))
+		}
+	}
 	buf = append(buf, t.sql...)
 	return append(buf, s.mac(buf)...)
 }
@@ -123,15 +131,21 @@ func (s *ticketSigner) decode(raw []byte, now time.Time) (statementTicket, error
 		}
 		t.session.Pins[name] = version
 	}
-	for _, field := range []*int{&t.share, &t.of} {
-		v, k := binary.Uvarint(rest)
-		if k <= 0 || v > 1<<20 {
-			return statementTicket{}, errs.Invalidf("ticket is not valid: truncated")
-		}
-		*field, rest = int(v), rest[k:]
+	count, k := binary.Uvarint(rest)
+	if k <= 0 || count > uint64(len(rest)) {
+		return statementTicket{}, errs.Invalidf("ticket is not valid: truncated")
 	}
-	if t.of > 0 && t.share >= t.of {
-		return statementTicket{}, errs.Invalidf("ticket is not valid: share %d of %d", t.share, t.of)
+	rest = rest[k:]
+	if count > 0 {
+		t.divided = true
+		t.tasks = make([]int, 0, count-1)
+		for range count - 1 {
+			v, k := binary.Uvarint(rest)
+			if k <= 0 || v > 1<<30 {
+				return statementTicket{}, errs.Invalidf("ticket is not valid: truncated")
+			}
+			t.tasks, rest = append(t.tasks, int(v)), rest[k:]
+		}
 	}
 	t.sql = string(rest)
 	if t.kind != ticketQuery && t.kind != ticketEmpty {

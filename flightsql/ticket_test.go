@@ -2,6 +2,7 @@ package flightsql
 
 import (
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ func TestTicketRoundTrip(t *testing.T) {
 		{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT 1"},
 		{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT 'ünïcødé', x FROM t WHERE y = '\x00'"},
 		{kind: ticketEmpty, expires: now.Add(time.Minute)},
-		{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT a FROM t", share: 2, of: 3,
+		{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT a FROM t", divided: true, tasks: []int{0, 2, 300},
 			session: engine.Session{Catalog: "lake", Schema: "ns", Pins: map[string]string{"t": "@42", "ns.u": "@7"}}},
 	} {
 		got, err := s.decode(s.encode(want), now)
@@ -24,7 +25,7 @@ func TestTicketRoundTrip(t *testing.T) {
 			t.Fatalf("decode(encode(%+v)): %v", want, err)
 		}
 		if got.kind != want.kind || got.sql != want.sql || !got.expires.Equal(want.expires) ||
-			got.share != want.share || got.of != want.of || got.session.Catalog != want.session.Catalog ||
+			got.divided != want.divided || !slices.Equal(got.tasks, want.tasks) || got.session.Catalog != want.session.Catalog ||
 			got.session.Schema != want.session.Schema || !maps.Equal(got.session.Pins, want.session.Pins) {
 			t.Errorf("round trip = %+v, want %+v", got, want)
 		}
@@ -35,8 +36,8 @@ func TestTicketRoundTrip(t *testing.T) {
 func TestTicketKeySharedAcrossServers(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	head, node := newTicketSigner([]byte("cluster secret")), newTicketSigner([]byte("cluster secret"))
-	raw := head.encode(statementTicket{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT 1", share: 0, of: 2})
-	if got, err := node.decode(raw, now); err != nil || got.of != 2 {
+	raw := head.encode(statementTicket{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT 1", divided: true, tasks: []int{1}})
+	if got, err := node.decode(raw, now); err != nil || !got.divided || len(got.tasks) != 1 {
 		t.Errorf("node refused the head's ticket: %+v %v", got, err)
 	}
 	if _, err := newTicketSigner([]byte("another secret")).decode(raw, now); errs.CategoryOf(err) != errs.InvalidInput {

@@ -59,8 +59,10 @@ func OutputSchema(p Plan) *arrow.Schema {
 // PlanQueryShares plans q for division among data nodes: when its physical plan is a scan of a
 // versioned source table with only filters and projections above it (no aggregation, join,
 // sort, limit or exchange), so that each scan partition's rows are final rows, it returns that
-// plan with its partitions (the scan tasks) not merged, the bytes each partition reads, and ok. Otherwise ok is false and the query must run in one place.
-func PlanQueryShares(q *Query, opts PhysicalOptions) (op exec.Operator, sizes []int64, ok bool, err error) {
+// plan with its partitions (the scan tasks) not merged, the scan (whose TaskBytes and
+// TaskLocations describe the partitions), and ok. Otherwise ok is false and the query must run
+// in one place.
+func PlanQueryShares(q *Query, opts PhysicalOptions) (op exec.Operator, scan *exec.Scan, ok bool, err error) {
 	logical := Optimize(q.Plan)
 	op, err = Physical(logical, opts)
 	if err != nil {
@@ -78,7 +80,7 @@ func PlanQueryShares(q *Query, opts PhysicalOptions) (op exec.Operator, sizes []
 				return nil, nil, false, nil
 			}
 			op, err = clientColumns(op, logical.Schema())
-			return op, cur.(*exec.Scan).TaskBytes(), err == nil, err
+			return op, cur.(*exec.Scan), err == nil, err
 		}
 		return nil, nil, false, nil
 	}

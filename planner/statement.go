@@ -26,6 +26,9 @@ type CreateTable struct {
 	Schema      *arrow.Schema // for AS SELECT, the query's output schema
 	IfNotExists bool
 	AsSelect    *Query // nil for a plain CREATE TABLE
+	// AsSelectSQL is the text of the AS SELECT query, as it can be run again elsewhere (a data
+	// node materializing a dataset).
+	AsSelectSQL string
 	// Keys are the PRIMARY KEY and UNIQUE keys declared with the columns (none for AS SELECT).
 	Keys []TableKey
 }

@@ -35,6 +35,7 @@ func (b *binder) createTable(s *sqlparser.CreateTable) (planner.Statement, error
 			fields = append(fields, arrow.Field{Name: c.Name, Type: c.Type, Nullable: true})
 		}
 		out.AsSelect = q
+		out.AsSelectSQL = sqlparser.String(s.Select)
 		out.Schema = arrow.NewSchema(fields, nil)
 		return out, nil
 	}

@@ -1,5 +1,5 @@
 // Package memory holds tables that live in process memory as Arrow record batches: the tables
-// clients create with CREATE TABLE / INSERT, and the demo table.
+// clients create with CREATE TABLE / INSERT, the demo table, and materialized datasets.
 package memory
 
 import (
@@ -22,6 +22,9 @@ type Catalog struct {
 	name   string
 	mu     sync.RWMutex
 	tables map[string]*Table // keyed by lower-case name
+	// datasets are the materialized datasets, keyed by lower-case name; they share the
+	// namespace of tables and views.
+	datasets map[string]*Dataset
 	views  map[string]string // lower-case name → query text
 	// indexes maps a lower-case table name to the lower-case names of its indexes.
 	indexes map[string]map[string]bool
@@ -38,21 +41,87 @@ var (
 
 // NewCatalog returns an empty catalog with the given name.
 func NewCatalog(name string) *Catalog {
-	return &Catalog{name: name, tables: map[string]*Table{}, views: map[string]string{}, indexes: map[string]map[string]bool{}, triggers: map[string]string{}}
+	return &Catalog{name: name, tables: map[string]*Table{}, datasets: map[string]*Dataset{}, views: map[string]string{}, indexes: map[string]map[string]bool{}, triggers: map[string]string{}}
 }
 
 // Name implements catalog.Catalog.
 func (c *Catalog) Name() string { return c.name }
 
-// Table implements catalog.Catalog.
+// Table implements catalog.Catalog. A dataset's name may carry its version ("name@<generation>"):
+// it resolves only while that generation is the one held.
 func (c *Catalog) Table(_ context.Context, name string) (catalog.Table, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	base, version, versioned := strings.Cut(name, "@")
+	if d, ok := c.datasets[strings.ToLower(base)]; ok {
+		if versioned && d.Version() != "@"+version {
+			return nil, errs.NotFoundf("dataset %q@%s is no longer held: it was dropped or made again (now %s)", base, version, d.Version())
+		}
+		return d, nil
+	}
+	if versioned {
+		return nil, errs.NotFoundf("table %q does not exist", name)
+	}
 	t, ok := c.tables[strings.ToLower(name)]
 	if !ok {
 		return nil, errs.NotFoundf("table %q does not exist", name)
 	}
 	return t, nil
+}
+
+// AttachDataset makes d resolvable by its name. A table or view of that name is an
+// errs.AlreadyExists error, and so is another dataset unless replace; the dataset replaced is
+// returned (nil when there was none).
+func (c *Catalog) AttachDataset(d *Dataset, replace bool) (*Dataset, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := strings.ToLower(d.Name())
+	if _, ok := c.tables[key]; ok {
+		return nil, errs.AlreadyExistsf("table %q already exists", d.Name())
+	}
+	if _, ok := c.views[key]; ok {
+		return nil, errs.AlreadyExistsf("a view named %q already exists", d.Name())
+	}
+	old, ok := c.datasets[key]
+	if ok && !replace {
+		return nil, errs.AlreadyExistsf("dataset %q already exists", d.Name())
+	}
+	c.datasets[key] = d
+	return old, nil
+}
+
+// Dataset returns the dataset held under name, if any.
+func (c *Catalog) Dataset(name string) (*Dataset, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	d, ok := c.datasets[strings.ToLower(name)]
+	return d, ok
+}
+
+// Datasets lists the datasets, by name.
+func (c *Catalog) Datasets() []*Dataset {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]*Dataset, 0, len(c.datasets))
+	for _, d := range c.datasets {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
+// DetachDataset removes the dataset of that name if it is generation gen (any generation when
+// gen is 0) and reports whether it did. Scans planned before keep their batches alive.
+func (c *Catalog) DetachDataset(name string, gen uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := strings.ToLower(name)
+	d, ok := c.datasets[key]
+	if !ok || (gen != 0 && d.Generation() != gen) {
+		return false
+	}
+	delete(c.datasets, key)
+	return true
 }
 
 // TableNames implements catalog.Catalog.
@@ -62,6 +131,9 @@ func (c *Catalog) TableNames(context.Context) ([]string, error) {
 	names := make([]string, 0, len(c.tables))
 	for _, t := range c.tables {
 		names = append(names, t.name)
+	}
+	for _, d := range c.datasets {
+		names = append(names, d.name)
 	}
 	sort.Strings(names)
 	return names, nil
@@ -89,6 +161,9 @@ func (c *Catalog) CreateKeyedTable(_ context.Context, name string, schema *arrow
 		}
 		return nil, errs.AlreadyExistsf("table %q already exists", name)
 	}
+	if _, ok := c.datasets[key]; ok {
+		return nil, errs.AlreadyExistsf("a dataset named %q already exists", name)
+	}
 	if _, ok := c.views[key]; ok {
 		return nil, errs.AlreadyExistsf("a view named %q already exists", name)
 	}
@@ -105,6 +180,11 @@ func (c *Catalog) CreateKeyedTable(_ context.Context, name string, schema *arrow
 func (c *Catalog) DropTable(_ context.Context, name string, ifExists bool) error {
 	c.mu.Lock()
 	key := strings.ToLower(name)
+	if _, ok := c.datasets[key]; ok {
+		delete(c.datasets, key)
+		c.mu.Unlock()
+		return nil
+	}
 	_, ok := c.tables[key]
 	if ok {
 		delete(c.tables, key)

@@ -111,16 +111,28 @@ func ticketKey(secret string) []byte {
 // in-process data nodes registered with it over Flight. It logs the address once the listener
 // accepts connections, so a supervisor (or a test) can wait for that line.
 func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.Config, key []byte, workers int) error {
-	ccfg.OnChange = logMembership
+	// datasets is set before the server accepts registrations, so before any event.
+	var datasets *cluster.Datasets
+	ccfg.OnChange = func(e cluster.Event) {
+		logMembership(e)
+		if e.Kind == cluster.EventLost {
+			datasets.NodeLost(e.Node)
+		}
+	}
 	members := cluster.NewMembership(ccfg)
 	// Data nodes run the same source catalogs (they read the same tables), not the head's own
 	// memory tables or its system catalog.
 	nodeCfg := engine.Config{NoDemo: true, NoPushdown: cfg.NoPushdown, Sources: cfg.Sources, DefaultCatalog: cfg.DefaultCatalog}
-	cfg.Sources = append(slices.Clone(cfg.Sources), cluster.NewSystemCatalog(members))
+	system := cluster.NewSystemCatalog(members, nil)
+	cfg.Sources = append(slices.Clone(cfg.Sources), system)
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return fmt.Errorf("starting the engine: %w", err)
 	}
+	datasets = cluster.NewDatasets(cluster.DatasetsConfig{Membership: members, Catalog: eng.MemoryCatalog(), Key: key})
+	defer datasets.Close()
+	system.ShowDatasets(datasets)
+	eng.UseDatasets(datasets)
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", listen, err)

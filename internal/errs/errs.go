@@ -26,6 +26,9 @@ const (
 	ResourceExhausted
 	// Canceled is work stopped because the caller went away or asked it to stop.
 	Canceled
+	// Unavailable is a part of the cluster that cannot be reached right now (a data node that
+	// was lost, a partition being rebuilt): the same request may succeed when retried.
+	Unavailable
 )
 
 func (c Category) String() string {
@@ -42,6 +45,8 @@ func (c Category) String() string {
 		return "resource exhausted"
 	case Canceled:
 		return "canceled"
+	case Unavailable:
+		return "unavailable"
 	default:
 		return "internal"
 	}
@@ -81,6 +86,9 @@ func Unsupportedf(format string, args ...any) error { return newf(Unsupported, f
 
 // Exhaustedf reports a resource limit.
 func Exhaustedf(format string, args ...any) error { return newf(ResourceExhausted, format, args...) }
+
+// Unavailablef returns an Unavailable error: retrying later may succeed.
+func Unavailablef(format string, args ...any) error { return newf(Unavailable, format, args...) }
 
 // Internalf reports a bug.
 func Internalf(format string, args ...any) error { return newf(Internal, format, args...) }

@@ -1,0 +1,37 @@
+package cluster
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+)
+
+// maxPartitionMessage bounds one message of a partition stream the head receives; a dataset's
+// batches are engine-sized (thousands of rows), far below it.
+const maxPartitionMessage = 256 << 20
+
+// dialNode returns a Flight client of the data node at addr. The connection is made lazily and
+// re-made quickly after the node restarts.
+func dialNode(addr string) (flight.Client, error) {
+	cl, err := flight.NewClientWithMiddleware(addr, nil, nil,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxPartitionMessage)),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: time.Second,
+		}))
+	if err != nil {
+		return nil, fmt.Errorf("data node address %s: %w", addr, err)
+	}
+	return cl, nil
+}
+
+// codeOf names the gRPC code of err ("Unknown" for an error without one).
+func codeOf(err error) string {
+	return status.Code(err).String()
+}

@@ -1,0 +1,245 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/cachedb/cachedb/catalog"
+	memcat "github.com/cachedb/cachedb/catalog/memory"
+	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/exec"
+	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/planner"
+	"github.com/cachedb/cachedb/sql"
+)
+
+// DefaultPartitionsPerNode is how many partitions a dataset gets per alive data node when its
+// definition does not say: several per node, so that the partitions of a lost node spread over
+// all survivors.
+const DefaultPartitionsPerNode = 4
+
+// DatasetOptions shape a materialized dataset.
+type DatasetOptions struct {
+	// Partitions is the number of partitions (0: DefaultPartitionsPerNode per alive data node).
+	// A query that cannot be divided has one partition; a table with fewer scan tasks has one
+	// per task.
+	Partitions int
+	// Replace swaps out a dataset of the same name with a different definition.
+	Replace bool
+	// Source describes where the rows come from, for system.datasets.
+	Source string
+}
+
+// CreateDataset materializes the result of a query as a dataset named name in data-node memory
+// (see cluster.Datasets), or reuses the dataset of that name when it already holds the same plan
+// over the same table versions. The query must read only source (Iceberg) tables. It fails with
+// errs.Unsupported on an engine that runs no cluster (no UseDatasets).
+func (e *Engine) CreateDataset(ctx context.Context, name, query string, opts DatasetOptions, progress func(cluster.Progress)) (cluster.DatasetInfo, error) {
+	if e.datasets == nil {
+		return cluster.DatasetInfo{}, errs.Unsupportedf("datasets are held by data nodes: start the server with data nodes (cachedb serve --workers N, or cachedb head with workers)")
+	}
+	tables, err := e.tablesFor(ctx)
+	if err != nil {
+		return cluster.DatasetInfo{}, err
+	}
+	stmt, err := sql.Bind(ctx, query, tables, nil)
+	if err != nil {
+		return cluster.DatasetInfo{}, err
+	}
+	q, ok := stmt.(*planner.Query)
+	if !ok {
+		return cluster.DatasetInfo{}, errs.Invalidf("a dataset is made from a query (SELECT), not %s", strings.Fields(query + " statement")[0])
+	}
+	if opts.Source == "" {
+		opts.Source = query
+	}
+	return e.materialize(ctx, name, q, query, tables, opts, progress)
+}
+
+// materialize builds the job of a bound query and has the registry make it.
+func (e *Engine) materialize(ctx context.Context, name string, q *planner.Query, query string, tables *catalog.Set, opts DatasetOptions, progress func(cluster.Progress)) (cluster.DatasetInfo, error) {
+	if q.NumParams > 0 {
+		return cluster.DatasetInfo{}, errs.Invalidf("a dataset's query cannot have ? placeholders")
+	}
+	op, logical, err := planner.PlanQuery(q, e.physicalOptions(false))
+	if err != nil {
+		return cluster.DatasetInfo{}, err
+	}
+	if err := datasetSources(op); err != nil {
+		return cluster.DatasetInfo{}, err
+	}
+	session := SessionFrom(ctx)
+	pins := tables.Pins()
+	job := cluster.DatasetJob{
+		Name: name, Replace: opts.Replace, SQL: query, Catalog: session.Catalog, Schema: session.Schema,
+		Pins: pins, Fingerprint: fingerprint(planner.Format(logical), pins), ResultSchema: op.Schema(),
+		Source: opts.Source,
+	}
+	_, scan, divisible, err := planner.PlanQueryShares(q, e.physicalOptions(false))
+	if err != nil {
+		return cluster.DatasetInfo{}, err
+	}
+	if divisible {
+		bytes := scan.TaskBytes()
+		n := opts.Partitions
+		if n <= 0 {
+			n = DefaultPartitionsPerNode * max(e.datasets.AliveNodes(), 1)
+		}
+		n = max(min(n, len(bytes)), 1)
+		for _, tasks := range exec.AssignShares(bytes, n) {
+			spec := cluster.PartSpec{Tasks: tasks}
+			for _, t := range tasks {
+				spec.Bytes += bytes[t]
+			}
+			job.Parts = append(job.Parts, spec)
+		}
+	} else {
+		job.Parts = []cluster.PartSpec{{Whole: true}}
+	}
+	return e.datasets.Create(ctx, job, progress)
+}
+
+// datasetSources checks that every table a plan reads can be read by a data node at a pinned
+// version: a source (Iceberg) table, not a memory table, a system table or another dataset.
+func datasetSources(op exec.Operator) error {
+	if s, ok := op.(*exec.Scan); ok {
+		t := s.Table()
+		_, versioned := t.(catalog.VersionedTable)
+		_, dataset := t.(*memcat.Dataset)
+		if !versioned || dataset {
+			return errs.Unsupportedf("a dataset is made from Iceberg tables only; %q is not one", t.Name())
+		}
+	}
+	for _, c := range op.Children() {
+		if err := datasetSources(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fingerprint identifies a plan over pinned table versions.
+func fingerprint(plan string, pins map[string]string) string {
+	h := sha256.New()
+	h.Write([]byte(plan))
+	for _, name := range slices.Sorted(maps.Keys(pins)) {
+		fmt.Fprintf(h, "\x00%s%s", strings.ToLower(name), pins[name])
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// Datasets returns the registry of materialized datasets (nil on an engine without a cluster).
+func (e *Engine) Datasets() *cluster.Datasets { return e.datasets }
+
+// MemoryCatalog is the engine's own catalog, where a head's dataset registry attaches datasets.
+func (e *Engine) MemoryCatalog() *memcat.Catalog { return e.catalog }
+
+// UseDatasets makes the engine a cluster head's: CREATE TABLE … AS SELECT over Iceberg tables
+// materializes a dataset on the data nodes through d, DROP TABLE of a dataset frees it, and
+// CreateDataset works. d must attach datasets to MemoryCatalog. Call it before the engine serves.
+func (e *Engine) UseDatasets(d *cluster.Datasets) { e.datasets = d }
+
+// The methods below make an engine a data node's cluster.DatasetStore.
+var _ cluster.DatasetStore = (*Engine)(nil)
+
+// Materialize implements cluster.DatasetStore: it runs the partition's part of the query and
+// holds its batches in the engine's catalog, under the dataset's name at its generation.
+func (e *Engine) Materialize(ctx context.Context, req cluster.MaterializeRequest) (cluster.PartitionStats, error) {
+	if req.Partitions < 1 || req.Partition < 0 || req.Partition >= req.Partitions {
+		return cluster.PartitionStats{}, errs.Invalidf("partition %d of %d does not exist", req.Partition, req.Partitions)
+	}
+	ctx = WithSession(ctx, Session{Catalog: req.Catalog, Schema: req.Schema, Pins: req.Pins})
+	var (
+		res *Result
+		err error
+	)
+	if req.Whole {
+		res, err = e.Execute(ctx, req.SQL, nil)
+	} else {
+		res, err = e.ExecuteTasks(ctx, req.SQL, req.Tasks)
+	}
+	if err != nil {
+		return cluster.PartitionStats{}, err
+	}
+	if res.Reader == nil {
+		return cluster.PartitionStats{}, errs.Invalidf("a dataset is made from a query; this statement returns no rows")
+	}
+	batches, err := drain(res.Reader)
+	if err != nil {
+		return cluster.PartitionStats{}, err
+	}
+	part := memcat.LocalPart(batches)
+	ds, err := e.heldDataset(req, res.Schema)
+	if err != nil {
+		return cluster.PartitionStats{}, err
+	}
+	if err := ds.SetPart(req.Partition, part); err != nil {
+		return cluster.PartitionStats{}, err
+	}
+	return cluster.PartitionStats{Rows: part.Rows, Bytes: part.Bytes}, nil
+}
+
+// heldDataset returns this node's dataset object for req's generation, attaching a new one (in
+// place of an older generation) on the first partition.
+func (e *Engine) heldDataset(req cluster.MaterializeRequest, schema *arrow.Schema) (*memcat.Dataset, error) {
+	e.datasetMu.Lock()
+	defer e.datasetMu.Unlock()
+	if ds, ok := e.catalog.Dataset(req.Dataset); ok {
+		switch {
+		case ds.Generation() == req.Generation:
+			return ds, nil
+		case ds.Generation() > req.Generation:
+			return nil, errs.Invalidf("dataset %q generation %d was replaced by generation %d", req.Dataset, req.Generation, ds.Generation())
+		}
+	}
+	ds := memcat.NewDataset(req.Dataset, req.Generation, schema, req.Partitions)
+	if _, err := e.catalog.AttachDataset(ds, true); err != nil {
+		return nil, err
+	}
+	return ds, nil
+}
+
+// DropDataset implements cluster.DatasetStore.
+func (e *Engine) DropDataset(name string, generation uint64) {
+	e.catalog.DetachDataset(name, generation)
+}
+
+// ReadPartition implements cluster.DatasetStore.
+func (e *Engine) ReadPartition(ctx context.Context, name string, generation uint64, partition int, columns []int) (array.RecordReader, error) {
+	ds, ok := e.catalog.Dataset(name)
+	if !ok || ds.Generation() != generation {
+		return nil, errs.Unavailablef("dataset %q generation %d is not held by this node", name, generation)
+	}
+	if partition < 0 || partition >= ds.NumPartitions() || !ds.Parts()[partition].Held() {
+		return nil, errs.Unavailablef("partition %d of dataset %q is not held by this node", partition, name)
+	}
+	plan, err := ds.Scan(ctx, catalog.ScanRequest{Columns: columns})
+	if err != nil {
+		return nil, err
+	}
+	return plan.Tasks[partition].Open(ctx, e.cfg.Alloc)
+}
+
+// drain reads rdr to its end and releases it, returning its batches (retained).
+func drain(rdr array.RecordReader) ([]arrow.RecordBatch, error) {
+	defer rdr.Release()
+	var out []arrow.RecordBatch
+	for rdr.Next() {
+		b := rdr.RecordBatch()
+		b.Retain()
+		out = append(out, b)
+	}
+	if err := rdr.Err(); err != nil {
+		releaseAll(out)
+		return nil, err
+	}
+	return out, nil
+}
