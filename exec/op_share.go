@@ -60,27 +60,67 @@ func NewShare(input Operator, share, of int, sizes []int64) (Operator, error) {
 // AssignShares divides partitions with the given sizes into of shares of nearly equal total
 // size: largest first, each to the share with the least so far (ties to the lower partition
 // and share index), so the result depends only on sizes and of. Each share lists its
-// partitions in ascending order.
+// partitions in ascending order; a share given none is nil.
+//
+// It takes O(n log n + n log of) time for n partitions: the shares wait in a min-heap keyed by
+// (bytes so far, share index), whose root is exactly the share a scan of all of them for the
+// least loaded, lowest index would pick.
 func AssignShares(sizes []int64, of int) [][]int {
-	order := make([]int, len(sizes))
-	for i := range order {
-		order[i] = i
+	// Largest first, ties to the lower index: a total order, so an unstable sort gives the one
+	// order a stable sort by size alone would.
+	type part struct {
+		size  int64
+		index int
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(sizes[b], sizes[a]) })
-	shares := make([][]int, of)
-	load := make([]int64, of)
-	for _, p := range order {
-		least := 0
-		for s := 1; s < of; s++ {
-			if load[s] < load[least] {
-				least = s
-			}
+	order := make([]part, len(sizes))
+	for i, s := range sizes {
+		order[i] = part{s, i}
+	}
+	slices.SortFunc(order, func(a, b part) int {
+		if c := cmp.Compare(b.size, a.size); c != 0 {
+			return c
 		}
-		shares[least] = append(shares[least], p)
-		load[least] += sizes[p]
+		return cmp.Compare(a.index, b.index)
+	})
+	load := make([]int64, of)
+	less := func(a, b int) bool { return load[a] < load[b] || load[a] == load[b] && a < b }
+	// All loads start at 0, so shares in index order already form a heap.
+	heap := make([]int, of)
+	for s := range heap {
+		heap[s] = s
 	}
-	for _, s := range shares {
-		slices.Sort(s)
+	owner := make([]int, len(sizes))
+	counts := make([]int, of)
+	for _, p := range order {
+		least := heap[0]
+		owner[p.index] = least
+		counts[least]++
+		load[least] += p.size
+		// Only the root's key changed. Had it fallen (a negative size) the root would still be
+		// the least, and sifting down leaves it in place.
+		for i := 0; ; {
+			c := 2*i + 1
+			if c >= of {
+				break
+			}
+			if c+1 < of && less(heap[c+1], heap[c]) {
+				c++
+			}
+			if !less(heap[c], heap[i]) {
+				break
+			}
+			heap[i], heap[c] = heap[c], heap[i]
+			i = c
+		}
+	}
+	shares := make([][]int, of)
+	for s, n := range counts {
+		if n > 0 {
+			shares[s] = make([]int, 0, n)
+		}
+	}
+	for p, s := range owner {
+		shares[s] = append(shares[s], p)
 	}
 	return shares
 }

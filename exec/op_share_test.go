@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -65,6 +66,62 @@ func TestAssignSharesBalancesBytes(t *testing.T) {
 			t.Errorf("loads %v differ by more than the largest partition %d", loads, largest)
 		}
 	}
+}
+
+// AssignShares keeps its shares in a heap; it must divide exactly as a scan of every share for
+// the least loaded, lowest index does, on many ties (few distinct sizes), zero and negative
+// sizes, more shares than partitions, and one share.
+func TestAssignSharesMatchesLinearScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 2000 {
+		sizes := make([]int64, rng.IntN(300))
+		spread := []int64{1, 3, 1000, 1 << 40}[i%4]
+		for j := range sizes {
+			sizes[j] = rng.Int64N(spread + 1)
+			if i%7 == 0 {
+				sizes[j] -= spread / 2
+			}
+		}
+		of := 1 + rng.IntN(1+[]int{3, 40, 400}[i%3])
+		got, want := AssignShares(sizes, of), assignSharesLinear(sizes, of)
+		if !slices.EqualFunc(got, want, slices.Equal[[]int]) {
+			t.Fatalf("sizes %v over %d shares:\n got %v\nwant %v", sizes, of, got, want)
+		}
+		for s := range got {
+			if (got[s] == nil) != (want[s] == nil) {
+				t.Fatalf("sizes %v over %d shares: share %d is %#v, want %#v", sizes, of, s, got[s], want[s])
+			}
+		}
+	}
+	if got := AssignShares(nil, 3); len(got) != 3 || got[0] != nil || got[1] != nil || got[2] != nil {
+		t.Errorf("no partitions over 3 shares: %#v", got)
+	}
+}
+
+// assignSharesLinear is the straightforward largest-first division: sort by size, stable, and
+// give each partition to the first share with the least so far.
+func assignSharesLinear(sizes []int64, of int) [][]int {
+	order := make([]int, len(sizes))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(sizes[b], sizes[a]) })
+	shares := make([][]int, of)
+	load := make([]int64, of)
+	for _, p := range order {
+		least := 0
+		for s := 1; s < of; s++ {
+			if load[s] < load[least] {
+				least = s
+			}
+		}
+		shares[least] = append(shares[least], p)
+		load[least] += sizes[p]
+	}
+	for _, s := range shares {
+		slices.Sort(s)
+	}
+	return shares
 }
 
 // partitionsOnly is an input that only reports a partition count.
