@@ -60,12 +60,18 @@ conformance: build
 	$(SLT_RUNNER) --dir $(SLT_DIR) --parallel $(CONFORMANCE_PARALLEL) \
 		--results conformance-results --failures conformance-failures.txt
 
-bench: build
+bench: build bench-assign
 	$(GO) run ./bench/aggregate --python $(PYTHON)
 	$(PYTHON) bench/iceberg/main.py
 
 bench-iceberg: build
 	$(PYTHON) bench/iceberg/main.py
+
+# Dividing 100,000 skewed scan tasks over 100 data nodes: exec.AssignShares against round-robin
+# and a contiguous split; writes bench/results/assign.json. Pure Go, seconds.
+.PHONY: bench-assign
+bench-assign:
+	$(GO) run ./bench/assign
 
 lint:
 	@unformatted="$$(gofmt -l .)"; \
