@@ -76,6 +76,11 @@ type Prepared struct {
 	// Pins are the versions of the versioned (Iceberg) tables the statement resolved; run it
 	// with them in its Session to read the same snapshots.
 	Pins map[string]string
+	// SQL is the text to run for the statement: the text prepared, or a read of the dataset
+	// that holds its result (Dataset).
+	SQL string
+	// Dataset names the materialized dataset that answers the query ("" for none).
+	Dataset string
 }
 
 // Catalog returns the engine's own catalog, which receives DDL.

@@ -161,9 +161,43 @@ func (e *Engine) prepare(ctx context.Context, sqlText string) (*Prepared, error)
 	if err != nil {
 		return nil, err
 	}
+	if q, ok := stmt.(*planner.Query); ok {
+		if rewritten, ok, err := e.answerFromDataset(ctx, q, tables); ok || err != nil {
+			return rewritten, err
+		}
+	}
 	prep := preparedOf(stmt)
 	prep.Pins = tables.Pins()
+	prep.SQL = sqlText
 	return prep, nil
+}
+
+// answerFromDataset prepares "SELECT * FROM dataset" in place of q when a ready dataset holds
+// exactly q's result: the same plan over the same table versions (its fingerprint). The dataset
+// is then read from data-node memory instead of object storage.
+func (e *Engine) answerFromDataset(ctx context.Context, q *planner.Query, tables *catalog.Set) (*Prepared, bool, error) {
+	if e.datasets == nil || q.NumParams > 0 {
+		return nil, false, nil
+	}
+	info, ok := e.datasets.ByFingerprint(fingerprint(planner.Format(planner.Optimize(q.Plan)), tables.Pins()))
+	if !ok {
+		return nil, false, nil
+	}
+	text := "SELECT * FROM " + quoteIdent(info.Name)
+	fresh, err := e.tablesFor(WithSession(ctx, Session{}))
+	if err != nil {
+		return nil, false, err
+	}
+	stmt, err := sql.Bind(ctx, text, fresh, nil)
+	if err != nil {
+		// Dropped in between: plan the query itself.
+		return nil, false, nil
+	}
+	prep := preparedOf(stmt)
+	prep.Pins = fresh.Pins()
+	prep.SQL = text
+	prep.Dataset = info.Name
+	return prep, true, nil
 }
 
 // preparedOf describes a bound statement.

@@ -35,8 +35,12 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 	}
 	// The ticket pins the snapshots this planning saw, so DoGet reads the same table states.
 	session := engine.SessionFrom(ctx)
+	if prep.Dataset != "" {
+		// A dataset answers the query; its name resolves in the engine's own catalog.
+		session = engine.Session{}
+	}
 	session.Pins = prep.Pins
-	t := statementTicket{kind: ticketQuery, expires: s.now().Add(s.opts.TicketTTL), session: session, sql: query}
+	t := statementTicket{kind: ticketQuery, expires: s.now().Add(s.opts.TicketTTL), session: session, sql: prep.SQL}
 	if prep.IsQuery {
 		if info, err := s.dataNodeInfo(ctx, desc, prep.Schema, t); info != nil || err != nil {
 			return info, err

@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,6 +35,7 @@ func main() {
 
 type config struct {
 	binary       string
+	workers      int
 	dir          string
 	engine       string
 	include      string
@@ -52,6 +54,7 @@ func parseFlags(args []string) (config, []string, error) {
 	var c config
 	fs := flag.NewFlagSet("cachedb-slt", flag.ContinueOnError)
 	fs.StringVar(&c.binary, "cachedb", filepath.Join(root, "bin", "cachedb"), "the cachedb binary to start for each file")
+	fs.IntVar(&c.workers, "workers", 0, "in-process data nodes each server runs (cachedb serve --workers)")
 	fs.StringVar(&c.dir, "dir", filepath.Join(root, "..", "shared", "slt"), "directory holding the test files")
 	fs.StringVar(&c.engine, "engine", "mysql", "engine label matched by skipif / onlyif")
 	fs.StringVar(&c.include, "run", "", "only run files whose name matches this regular expression")
@@ -103,7 +106,7 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	started := time.Now()
-	start := slt.StartServers(slt.ServerConfig{Binary: cfg.binary, RPCTimeout: cfg.queryTimeout})
+	start := slt.StartServers(slt.ServerConfig{Binary: cfg.binary, RPCTimeout: cfg.queryTimeout, ExtraArgs: workerArgs(cfg.workers)})
 	opts := slt.Options{Engine: cfg.engine, QueryTimeout: cfg.queryTimeout, FileTimeout: cfg.fileTimeout}
 	results := slt.RunFiles(ctx, files, start, opts, cfg.parallel, func(f slt.FileResult) {
 		if !cfg.quiet || f.Fail > 0 || f.Error != "" {
@@ -176,4 +179,12 @@ func repoRoot() string {
 			return wd
 		}
 	}
+}
+
+// workerArgs are the serve flags that start n in-process data nodes (none for 0).
+func workerArgs(n int) []string {
+	if n <= 0 {
+		return nil
+	}
+	return []string{"--workers", strconv.Itoa(n)}
 }
