@@ -17,10 +17,10 @@ SMOKE_FILES := sqlite/select1.test sqlite/select2.test sqlite/evidence sqlite/ra
 # prints its directory.
 PYTHON = "$$(scripts/venv.sh)/bin/python"
 
-.PHONY: help build run test test-servers test-go test-python test-slt test-fuzz conformance bench bench-iceberg lint fuzz clean
+.PHONY: help build run test test-servers test-go test-python test-slt test-fuzz conformance conformance-workers bench bench-iceberg lint fuzz clean
 
 help:
-	@echo "make run          build and serve the demo catalog over Flight SQL on $(LISTEN)"
+	@echo "make run          build and serve the demo catalog over Flight SQL on $(LISTEN), with 2 data nodes"
 	@echo "make test         vet, Go tests, Python tests, conformance smoke and project .slt files"
 	@echo "make build        bin/cachedb and bin/cachedb-slt"
 	@echo "make conformance  the whole sqllogictest corpus; writes conformance-results.txt/.json"
@@ -34,7 +34,7 @@ build:
 	$(GO) build -o bin/cachedb-slt ./cmd/cachedb-slt
 
 run: build
-	bin/cachedb serve --listen $(LISTEN)
+	bin/cachedb serve --listen $(LISTEN) --workers 2
 
 test: test-servers test-go test-python test-slt test-fuzz
 
@@ -54,11 +54,17 @@ test-python: build
 
 test-slt: build
 	$(SLT_RUNNER) -q --dir $(SLT_DIR) --min-pass $(SMOKE_MIN_PASS) $(SMOKE_FILES)
+	$(SLT_RUNNER) -q --dir $(SLT_DIR) --min-pass $(SMOKE_MIN_PASS) --workers 3 $(SMOKE_FILES)
 	$(SLT_RUNNER) -q --min-pass 100 --dir testdata/slt
 
 conformance: build
 	$(SLT_RUNNER) --dir $(SLT_DIR) --parallel $(CONFORMANCE_PARALLEL) \
 		--results conformance-results --failures conformance-failures.txt
+
+# The same corpus against servers that each run 3 in-process data nodes.
+conformance-workers: build
+	$(SLT_RUNNER) --dir $(SLT_DIR) --parallel $(CONFORMANCE_PARALLEL) --workers 3 \
+		--results conformance-workers-results --failures conformance-workers-failures.txt
 
 bench: build bench-assign
 	$(GO) run ./bench/aggregate --python $(PYTHON)
@@ -86,4 +92,4 @@ test-fuzz:
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzSQL$$' -fuzztime $(FUZZ_SMOKE_TIME)
 
 clean:
-	rm -rf bin conformance-results.txt conformance-results.json conformance-failures.txt bench/out
+	rm -rf bin conformance-results.txt conformance-results.json conformance-failures.txt conformance-workers-* bench/out
