@@ -185,7 +185,7 @@ func (s *Set) Resolve(name string) (Catalog, string, error) {
 // Table resolves name (see Set) and returns the table, at its pinned version when the Set has
 // pins (WithPins).
 func (s *Set) Table(ctx context.Context, name string) (Table, error) {
-	if s.pins == nil || strings.Contains(name, "@") {
+	if s.pins == nil {
 		return s.table(ctx, name)
 	}
 	key := strings.ToLower(name)
@@ -193,7 +193,10 @@ func (s *Set) Table(ctx context.Context, name string) (Table, error) {
 	version, pinned := s.pins.versions[key]
 	s.pins.mu.Unlock()
 	if pinned {
-		return s.table(ctx, name+version)
+		// A name written with a version (a tag, a branch, a timestamp) is pinned too: to the
+		// snapshot it resolved to, in case the tag moves.
+		base, _, _ := strings.Cut(name, "@")
+		return s.table(ctx, base+version)
 	}
 	t, err := s.table(ctx, name)
 	if vt, ok := t.(VersionedTable); ok && err == nil && vt.Version() != "" {

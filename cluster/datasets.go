@@ -297,7 +297,9 @@ func (d *Datasets) Drop(name string) bool {
 
 // NodeLost makes again, on the alive nodes, every partition the lost node held. Until a
 // partition is rebuilt, reading it fails with a retryable (Unavailable) error. Call it from the
-// membership's OnChange for EventLost; it returns at once and rebuilds in the background.
+// membership's OnChange for EventLost, and for EventJoined too (a node registering again may
+// have restarted empty; a node joining for the first time holds nothing). It returns at once and
+// rebuilds in the background.
 func (d *Datasets) NodeLost(lost Node) {
 	d.clients.forget(lost.Addr)
 	d.mu.Lock()

@@ -71,7 +71,7 @@ func (k *datasetsTask) Open(_ context.Context, mem memory.Allocator) (array.Reco
 		b.Field(4).(*array.Int64Builder).Append(int64(info.Partitions))
 		b.Field(5).(*array.StringBuilder).Append(strings.Join(info.Nodes, ","))
 		b.Field(6).(*array.StringBuilder).Append(info.Source)
-		b.Field(7).(*array.StringBuilder).Append(pinsText(info.Pins))
+		b.Field(7).(*array.StringBuilder).Append(PinsText(info.Pins))
 		b.Field(8).(*array.TimestampBuilder).Append(arrow.Timestamp(info.Created.UTC().UnixMicro()))
 		b.Field(9).(*array.Float64Builder).Append(now.Sub(info.Created).Seconds())
 		b.Field(10).(*array.Int64Builder).Append(info.Hits)
@@ -83,11 +83,12 @@ func (k *datasetsTask) Open(_ context.Context, mem memory.Allocator) (array.Reco
 	return projectRecord(full, k.cols)
 }
 
-// pinsText shows the table versions a dataset was made at: "table@version" pairs by name.
-func pinsText(pins map[string]string) string {
+// PinsText shows the table versions a dataset was made at: "table@version" pairs by name.
+func PinsText(pins map[string]string) string {
 	parts := make([]string, 0, len(pins))
 	for _, name := range slices.Sorted(maps.Keys(pins)) {
-		parts = append(parts, name+pins[name])
+		base, _, _ := strings.Cut(name, "@")
+		parts = append(parts, base+pins[name])
 	}
 	return strings.Join(parts, ",")
 }

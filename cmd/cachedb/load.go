@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/flightsql"
 )
@@ -167,11 +168,7 @@ func snapshotText(pins map[string]string) string {
 	if len(pins) == 0 {
 		return "-"
 	}
-	var parts []string
-	for name, v := range pins {
-		parts = append(parts, name+v)
-	}
-	return strings.Join(parts, ", ")
+	return strings.ReplaceAll(cluster.PinsText(pins), ",", ", ")
 }
 
 // humanBytes writes n in binary units.

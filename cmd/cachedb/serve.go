@@ -115,9 +115,9 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	var datasets *cluster.Datasets
 	ccfg.OnChange = func(e cluster.Event) {
 		logMembership(e)
-		if e.Kind == cluster.EventLost {
-			datasets.NodeLost(e.Node)
-		}
+		// A node that registers again may have restarted with empty memory: what it held is
+		// made again elsewhere, as for a lost node.
+		datasets.NodeLost(e.Node)
 	}
 	members := cluster.NewMembership(ccfg)
 	// Data nodes run the same source catalogs (they read the same tables), not the head's own
