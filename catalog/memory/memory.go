@@ -25,7 +25,7 @@ type Catalog struct {
 	// datasets are the materialized datasets, keyed by lower-case name; they share the
 	// namespace of tables and views.
 	datasets map[string]*Dataset
-	views  map[string]string // lower-case name → query text
+	views    map[string]string // lower-case name → query text
 	// indexes maps a lower-case table name to the lower-case names of its indexes.
 	indexes map[string]map[string]bool
 	// triggers maps a lower-case trigger name to the lower-case name of its table.
