@@ -27,6 +27,9 @@ type PartitionTicket struct {
 
 // EncodePartitionTicket signs t with the cluster secret key.
 func EncodePartitionTicket(key []byte, t PartitionTicket) ([]byte, error) {
+	if len(key) == 0 {
+		return nil, errs.Internalf("partition ticket: no cluster secret to sign it with")
+	}
 	payload, err := json.Marshal(t)
 	if err != nil {
 		return nil, errs.Internalf("partition ticket: %v", err)
@@ -39,9 +42,13 @@ func EncodePartitionTicket(key []byte, t PartitionTicket) ([]byte, error) {
 func IsPartitionTicket(raw []byte) bool { return bytes.HasPrefix(raw, partitionTicketPrefix) }
 
 // DecodePartitionTicket verifies raw against key and the clock: a ticket signed with another
-// key, altered, or expired is an errs.InvalidInput error.
+// key, altered, or expired is an errs.InvalidInput error. An empty key verifies nothing: anyone
+// could sign with it.
 func DecodePartitionTicket(key, raw []byte, now time.Time) (PartitionTicket, error) {
 	var t PartitionTicket
+	if len(key) == 0 {
+		return t, errs.Invalidf("partition ticket cannot be verified: this node has no cluster secret")
+	}
 	body := bytes.TrimPrefix(raw, partitionTicketPrefix)
 	if len(body) <= sha256.Size || len(body) == len(raw) {
 		return t, errs.Invalidf("partition ticket is malformed")
