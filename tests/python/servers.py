@@ -6,9 +6,13 @@ and fails the calling test or fixture (pytest.fail) when it cannot; `stop` ends 
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
 import os
 import pathlib
+import re
 import secrets
 import shutil
 import signal
@@ -16,6 +20,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.request
 
 import pytest
 
@@ -45,21 +50,30 @@ def wait_listening(proc: subprocess.Popen, port: int, log_path: str) -> None:
     raise RuntimeError(f"cachedb did not listen on port {port} within {START_TIMEOUT_S}s")
 
 
+def cachedb_binary() -> str:
+    """$CACHEDB_BIN, or bin/cachedb at the repository root; fails the caller when it is missing."""
+    binary = os.environ.get("CACHEDB_BIN", str(REPO_ROOT / "bin" / "cachedb"))
+    if not os.path.exists(binary):
+        pytest.fail(f"cachedb binary {binary} not found: run `make build`")
+    return binary
+
+
 class CachedbProcess:
     """A running `cachedb serve` (the binary is $CACHEDB_BIN, or bin/cachedb): its grpc:// URI
     and its log. `stop` sends SIGTERM and fails unless the server exits with status 0 within
-    10 s."""
+    10 s. `command` runs another listening subcommand instead of serve (head, worker); it gets
+    the same --listen flag."""
 
-    def __init__(self, args: list[str], env: dict[str, str] | None = None, name: str = "cachedb"):
-        binary = os.environ.get("CACHEDB_BIN", str(REPO_ROOT / "bin" / "cachedb"))
-        if not os.path.exists(binary):
-            pytest.fail(f"cachedb binary {binary} not found: run `make build`")
+    def __init__(
+        self, args: list[str], env: dict[str, str] | None = None, name: str = "cachedb", command: str = "serve"
+    ):
+        binary = cachedb_binary()
         self.port = free_port()
         self.uri = f"grpc://127.0.0.1:{self.port}"
         with tempfile.NamedTemporaryFile(prefix=f"{name}-", suffix=".log", delete=False) as log:
             self.log_path = log.name
             self.proc = subprocess.Popen(
-                [binary, "serve", "--listen", f"127.0.0.1:{self.port}", *args],
+                [binary, command, "--listen", f"127.0.0.1:{self.port}", *args],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -210,3 +224,31 @@ def write_config(path: pathlib.Path, config: dict) -> pathlib.Path:
     """Writes a cachedb configuration. JSON is YAML, so no YAML library is needed."""
     path.write_text(json.dumps(config, indent=2))
     return path
+
+
+def minio_bucket_requests(s3, bucket: str) -> dict[str, int]:
+    """MinIO's count of S3 requests on one bucket since it started, by API name (GetObject,
+    HeadObject, ListObjectsV2, ...), from its v3 bucket metrics. The metrics endpoint wants a
+    bearer token: an HS512 JWT for the root user signed with its secret key, which is what
+    `mc admin prometheus generate` makes."""
+    def b64(data: bytes) -> bytes:
+        return base64.urlsafe_b64encode(data).rstrip(b"=")
+
+    header = b64(json.dumps({"alg": "HS512", "typ": "JWT"}).encode())
+    claims = b64(json.dumps({"exp": int(time.time()) + 300, "sub": s3.access_key_id, "iss": "prometheus"}).encode())
+    signature = b64(hmac.new(s3.secret_access_key.encode(), header + b"." + claims, hashlib.sha512).digest())
+    token = (header + b"." + claims + b"." + signature).decode()
+    req = urllib.request.Request(
+        f"{s3.endpoint}/minio/metrics/v3/bucket/api/{bucket}", headers={"Authorization": f"Bearer {token}"}
+    )
+    with urllib.request.urlopen(req, timeout=10) as r:
+        text = r.read().decode()
+    counts: dict[str, int] = {}
+    for line in text.splitlines():
+        m = re.match(r"^minio_bucket_api_total\{([^}]*)\}\s+(\S+)$", line)
+        if not m:
+            continue
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
+        if labels.get("bucket") == bucket:
+            counts[labels["name"]] = counts.get(labels["name"], 0) + int(float(m.group(2)))
+    return counts
