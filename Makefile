@@ -17,7 +17,7 @@ SMOKE_FILES := sqlite/select1.test sqlite/select2.test sqlite/evidence sqlite/ra
 # prints its directory.
 PYTHON = "$$(scripts/venv.sh)/bin/python"
 
-.PHONY: help build run test test-servers test-go test-python test-slt test-fuzz conformance conformance-workers bench bench-iceberg lint fuzz clean
+.PHONY: help build run test test-servers test-go test-python test-slt test-fuzz conformance conformance-workers bench bench-iceberg bench-cluster lint fuzz clean
 
 help:
 	@echo "make run          build and serve the demo catalog over Flight SQL on $(LISTEN), with 2 data nodes"
@@ -26,6 +26,7 @@ help:
 	@echo "make conformance  the whole sqllogictest corpus; writes conformance-results.txt/.json"
 	@echo "make bench        both benchmarks (aggregate, iceberg); writes bench/results/"
 	@echo "make bench-iceberg  pushdown on a wide Iceberg table in MinIO vs --no-pushdown, DuckDB, pyiceberg"
+	@echo "make bench-cluster  datasets and divided queries on 1, 2 and 4 data nodes vs reading Iceberg"
 	@echo "make lint         gofmt, go vet, staticcheck"
 	@echo "make fuzz         $(FUZZ_TIME) of the engine's SQL fuzz target"
 
@@ -66,12 +67,17 @@ conformance-workers: build
 	$(SLT_RUNNER) --dir $(SLT_DIR) --parallel $(CONFORMANCE_PARALLEL) --workers 3 \
 		--results conformance-workers-results --failures conformance-workers-failures.txt
 
-bench: build bench-assign
+bench: build bench-assign bench-cluster
 	$(GO) run ./bench/aggregate --python $(PYTHON)
 	$(PYTHON) bench/iceberg/main.py
 
 bench-iceberg: build
 	$(PYTHON) bench/iceberg/main.py
+
+# Dataset load, warm reads and aggregates on 1, 2 and 4 in-process data nodes against reading the
+# same Iceberg table in MinIO; writes bench/results/cluster.json. About 2 minutes.
+bench-cluster: build
+	$(PYTHON) bench/cluster/main.py
 
 # Dividing 100,000 skewed scan tasks over 100 data nodes: exec.AssignShares against round-robin
 # and a contiguous split; writes bench/results/assign.json. Pure Go, seconds.

@@ -2,20 +2,22 @@
 
 Uses bench/iceberg's wide table `bench.wide` in MinIO (written with pyiceberg on first use and
 cached in bench/out/, shared with that benchmark) and, for each node count N, a fresh
-`cachedb serve --workers N` (head and N data nodes in one process) that measures:
+`cachedb serve --workers N` (head and N data nodes in one process). All of them run side by
+side and every measurement is interleaved over them, so that whatever else loads the machine
+hits each node count alike. On each:
 
 a. materialization: `cachedb load` of a spec keeping id, ts and ten features of the rows with
    f001 < 500 (about half), timed from the command's start to its exit, median of --loads runs
-   with a DROP TABLE in between; MinIO bytes and GETs during each
+   with a DROP TABLE before each but the first; MinIO bytes and GETs during each
 b. dataset read: `SELECT * FROM ds` over ADBC into a pyarrow Table (one endpoint per node, read
-   in parallel by the driver); rows/s and MB/s; MinIO must answer no GET meanwhile
+   in parallel by the driver); rows/s and MB/s; MinIO must answer no request meanwhile
 c. aggregate: `SELECT f002, count(*), sum(f004), avg(f004) ... WHERE f000 < 2^19 GROUP BY f002`
    over the dataset (run on the head, which fetches the partitions from the nodes) and the same
    over the Iceberg table (reading MinIO)
 d. Iceberg read: the dataset's own definition run against the table, divided among the nodes,
    reading MinIO: what each read costs without the dataset
 
-(b)-(d) run interleaved run by run after one untimed warm-up each; medians of --runs. Every
+(b)-(d) run round-robin, after one untimed warm-up each; medians of --runs. Every
 answer is checked against the rows the generator must have produced (row count, sum of ids and a
 digest of all values; per-group counts and sums for the aggregate); the run exits 1 when any
 differs, or when a dataset query reads MinIO. Prints tables, writes bench/results/cluster.json.
@@ -29,6 +31,7 @@ import contextlib
 import datetime
 import importlib.util
 import json
+import os
 import pathlib
 import re
 import shutil
@@ -94,8 +97,10 @@ def parse_args() -> argparse.Namespace:
     except ValueError:
         ap.error(f"--nodes must be comma-separated integers, got {args.nodes!r}")
     if (args.days < 1 or args.rows < args.days or args.features < answers.FEATURES or args.runs < 1
-            or args.loads < 1 or not args.node_counts or min(args.node_counts) < 1):
-        ap.error(f"need rows >= days >= 1, features >= {answers.FEATURES}, runs >= 1, loads >= 1 and node counts >= 1")
+            or args.loads < 1 or not args.node_counts or min(args.node_counts) < 1
+            or len(set(args.node_counts)) != len(args.node_counts)):
+        ap.error(f"need rows >= days >= 1, features >= {answers.FEATURES}, runs >= 1, loads >= 1 "
+                 "and distinct node counts >= 1")
     return args
 
 
@@ -126,46 +131,6 @@ def wait_for_nodes(conn, n: int) -> None:
         if time.monotonic() > deadline:
             raise RuntimeError(f"{alive} of {n} data nodes alive after {NODES_TIMEOUT_S}s")
         time.sleep(0.1)
-
-
-def materialize(args, server: Cachedb, conn, minio: Minio, spec_path: pathlib.Path, w: Workload) -> dict:
-    """`cachedb load` --loads times, dropping the dataset before each but the first; the last
-    one stays for the reads."""
-    runs = []
-    for i in range(args.loads):
-        if i > 0:
-            run_query(conn, f"DROP TABLE {w.dataset}")
-        time.sleep(args.pause)
-        before = minio_counters(minio)
-        began = time.perf_counter()
-        out = subprocess.run(
-            [args.cachedb, "load", str(spec_path), "--head", f"127.0.0.1:{server.port}", "-q"],
-            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=LOAD_TIMEOUT_S,
-        )
-        elapsed = time.perf_counter() - began
-        served = Served.between(before, minio_counters(minio))
-        line = out.stdout.strip()
-        m = _LOADED.match(line)
-        if out.returncode != 0 or not m:
-            raise RuntimeError(f"cachedb load {spec_path} (run {i + 1}) exited {out.returncode}: {line}\n{out.stderr}")
-        runs.append({"wall_s": elapsed, "server_s": float(m.group(4)), "rows": int(m.group(2)),
-                     "partitions": int(m.group(3)), "minio_bytes": served.bytes, "minio_gets": served.gets,
-                     "minio_requests": served.requests})
-        log(f"  load {i + 1}/{args.loads}: {elapsed:.2f}s, {m.group(2)} rows in {m.group(3)} partitions, "
-            f"MinIO {served.bytes / 1e6:.1f} MB in {served.gets} GETs")
-    row = run_query(conn, f"SELECT row_count, bytes, partitions, nodes FROM system.datasets WHERE name = '{w.dataset}'")
-    info = row.to_pylist()[0]
-    return {
-        "runs": runs,
-        "median_s": statistics.median(r["wall_s"] for r in runs),
-        "server_median_s": statistics.median(r["server_s"] for r in runs),
-        "minio_bytes": iceberg_bench.median_int([r["minio_bytes"] for r in runs]),
-        "minio_gets": iceberg_bench.median_int([r["minio_gets"] for r in runs]),
-        "rows": info["row_count"],
-        "bytes_held": info["bytes"],
-        "partitions": info["partitions"],
-        "nodes_holding": len(info["nodes"].split(",")),
-    }
 
 
 class Query:
@@ -202,55 +167,106 @@ class Query:
         return out
 
 
-def measure_queries(args, conn, minio: Minio, queries: list[Query], want_read: dict, want_groups: answers.Groups) -> None:
-    for q in queries:
-        q.endpoints = endpoints(conn, q.sql) if q.kind == "read" else None
-        for _ in range(args.warmup):
-            began = time.perf_counter()
-            run_query(conn, q.sql)
-            log(f"  warm-up {q.name}: {time.perf_counter() - began:.3f}s")
-    for i in range(args.runs):
-        for q in queries:
-            time.sleep(args.pause)
-            before = minio_counters(minio)
-            began = time.perf_counter()
-            answer = run_query(conn, q.sql)
-            elapsed = time.perf_counter() - began
-            q.served.append(Served.between(before, minio_counters(minio)))
-            q.runs_s.append(elapsed)
-            q.rows.append(answer.num_rows)
-            q.arrow_bytes.append(answer.nbytes)
-            if q.kind == "read":
-                q.checks.append(answers.check_read(answer, want_read, full=i == 0))
-            else:
-                q.checks.append(answers.check_aggregate(answer, want_groups))
-            log(f"  run {i + 1}/{args.runs} {q.name}: {elapsed:.3f}s, {answer.num_rows} rows")
+class Cluster:
+    """A fresh `cachedb serve --workers n` (head and n data nodes in one process), an ADBC
+    connection to its head, and the figures measured on it."""
 
-
-def bench_nodes(args, n: int, config: pathlib.Path, env: dict, minio: Minio, spec_path: pathlib.Path,
-                w: Workload, want_read: dict, want_groups: answers.Groups) -> dict:
-    log(f"{n} data node(s)")
-    server = Cachedb(pathlib.Path(args.cachedb), config, ["--no-demo", "--no-warehouse", "--workers", str(n)], env, f"cluster-{n}")
-    try:
-        conn = flightsql.connect(server.uri, autocommit=True)
+    def __init__(self, args, n: int, config: pathlib.Path, env: dict, w: Workload):
+        self.n, self.w, self.args = n, w, args
+        self.server = Cachedb(pathlib.Path(args.cachedb), config,
+                              ["--no-demo", "--no-warehouse", "--workers", str(n)], env, f"cluster-{n}")
+        self.conn = None
         try:
-            wait_for_nodes(conn, n)
-            load = materialize(args, server, conn, minio, spec_path, w)
-            queries = [
-                Query("dataset_read", w.dataset_read_sql, "read"),
-                Query("iceberg_read", w.iceberg_read_sql, "read"),
-                Query("dataset_aggregate", w.dataset_aggregate_sql, "aggregate"),
-                Query("iceberg_aggregate", w.iceberg_aggregate_sql, "aggregate"),
-            ]
-            measure_queries(args, conn, minio, queries, want_read, want_groups)
-        finally:
-            conn.close()
-    except Exception:
-        log(f"cachedb log:\n{server.log()[-4000:]}")
-        raise
-    finally:
-        server.stop()
-    return {"load": load, **{q.name: q.report() for q in queries}}
+            self.conn = flightsql.connect(self.server.uri, autocommit=True)
+            wait_for_nodes(self.conn, n)
+        except Exception:
+            self.close()
+            raise
+        self.load_runs: list[dict] = []
+        self.queries = [
+            Query("dataset_read", w.dataset_read_sql, "read"),
+            Query("iceberg_read", w.iceberg_read_sql, "read"),
+            Query("dataset_aggregate", w.dataset_aggregate_sql, "aggregate"),
+            Query("iceberg_aggregate", w.iceberg_aggregate_sql, "aggregate"),
+        ]
+
+    def load(self, minio: Minio, spec_path: pathlib.Path) -> None:
+        """One timed `cachedb load`, after dropping the dataset a previous one made."""
+        if self.load_runs:
+            run_query(self.conn, f"DROP TABLE {self.w.dataset}")
+        time.sleep(self.args.pause)
+        before = minio_counters(minio)
+        began = time.perf_counter()
+        out = subprocess.run(
+            [self.args.cachedb, "load", str(spec_path), "--head", f"127.0.0.1:{self.server.port}", "-q"],
+            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=LOAD_TIMEOUT_S,
+        )
+        elapsed = time.perf_counter() - began
+        served = Served.between(before, minio_counters(minio))
+        line = out.stdout.strip()
+        m = _LOADED.match(line)
+        if out.returncode != 0 or not m:
+            raise RuntimeError(f"cachedb load {spec_path} on {self.n} nodes exited {out.returncode}: {line}\n{out.stderr}")
+        self.load_runs.append({"wall_s": elapsed, "server_s": float(m.group(4)), "rows": int(m.group(2)),
+                               "partitions": int(m.group(3)), "minio_bytes": served.bytes,
+                               "minio_gets": served.gets, "minio_requests": served.requests})
+        log(f"load {len(self.load_runs)}/{self.args.loads} on {self.n} nodes: {elapsed:.2f}s, {m.group(2)} rows "
+            f"in {m.group(3)} partitions, MinIO {served.bytes / 1e6:.1f} MB in {served.gets} GETs")
+
+    def load_report(self) -> dict:
+        sql = f"SELECT row_count, bytes, partitions, nodes FROM system.datasets WHERE name = '{self.w.dataset}'"
+        info = run_query(self.conn, sql).to_pylist()[0]
+        runs = self.load_runs
+        return {
+            "runs": runs,
+            "median_s": statistics.median(r["wall_s"] for r in runs),
+            "server_median_s": statistics.median(r["server_s"] for r in runs),
+            "minio_bytes": iceberg_bench.median_int([r["minio_bytes"] for r in runs]),
+            "minio_gets": iceberg_bench.median_int([r["minio_gets"] for r in runs]),
+            "rows": info["row_count"],
+            "bytes_held": info["bytes"],
+            "partitions": info["partitions"],
+            "nodes_holding": len(info["nodes"].split(",")),
+        }
+
+    def report(self) -> dict:
+        return {"load": self.load_report(), **{q.name: q.report() for q in self.queries}}
+
+    def close(self) -> None:
+        if self.conn is not None:
+            with contextlib.suppress(Exception):
+                self.conn.close()
+        self.server.stop()
+
+
+def measure_queries(args, clusters: list[Cluster], minio: Minio, want_read: dict, want_groups: answers.Groups) -> None:
+    """Warm-ups, then the timed runs interleaved over node counts and queries, so that noise
+    from anything else on the machine hits every configuration alike. MinIO's counters are
+    read around each run, outside the timed span."""
+    for c in clusters:
+        for q in c.queries:
+            q.endpoints = endpoints(c.conn, q.sql) if q.kind == "read" else None
+            for _ in range(args.warmup):
+                began = time.perf_counter()
+                run_query(c.conn, q.sql)
+                log(f"warm-up {q.name} on {c.n} nodes: {time.perf_counter() - began:.3f}s")
+    for i in range(args.runs):
+        for c in clusters:
+            for q in c.queries:
+                time.sleep(args.pause)
+                before = minio_counters(minio)
+                began = time.perf_counter()
+                answer = run_query(c.conn, q.sql)
+                elapsed = time.perf_counter() - began
+                q.served.append(Served.between(before, minio_counters(minio)))
+                q.runs_s.append(elapsed)
+                q.rows.append(answer.num_rows)
+                q.arrow_bytes.append(answer.nbytes)
+                if q.kind == "read":
+                    q.checks.append(answers.check_read(answer, want_read, full=i == 0))
+                else:
+                    q.checks.append(answers.check_aggregate(answer, want_groups))
+                log(f"run {i + 1}/{args.runs} {q.name} on {c.n} nodes: {elapsed:.3f}s, {answer.num_rows} rows")
 
 
 def expected(p: data.Params, w: Workload) -> tuple[dict, answers.Groups]:
@@ -280,6 +296,7 @@ def main() -> int:
     p = data.Params(args.rows, args.days, args.features, args.row_group_rows, args.seed)
     w = Workload(dataset="bench_cluster_ds", threshold=args.threshold, cond=args.cond)
     began_all = time.monotonic()
+    load_average = {"start": os.getloadavg()}
     want_read, want_groups = expected(p, w)
     log(f"expected: dataset {want_read['rows']} rows, aggregate {len(want_groups)} groups "
         f"({time.monotonic() - began_all:.1f}s to compute)")
@@ -314,10 +331,25 @@ def main() -> int:
         write_config(config, minio, db_path)
         spec_path.write_text(json.dumps(w.spec(), indent=2))
         env = {"CACHEDB_S3_ACCESS_KEY_ID": minio.access_key_id, "CACHEDB_S3_SECRET_ACCESS_KEY": minio.secret_access_key}
-        for n in args.node_counts:
-            per_nodes[n] = bench_nodes(args, n, config, env, minio, spec_path, w, want_read, want_groups)
+        clusters = []
+        try:
+            for n in args.node_counts:
+                clusters.append(Cluster(args, n, config, env, w))
+                stack.callback(clusters[-1].close)
+            for _ in range(args.loads):
+                for c in clusters:
+                    c.load(minio, spec_path)
+            measure_queries(args, clusters, minio, want_read, want_groups)
+            per_nodes = {c.n: c.report() for c in clusters}
+        except Exception:
+            for c in clusters:
+                log(f"cachedb log, {c.n} nodes:\n{c.server.log()[-3000:]}")
+            raise
 
+    load_average["end"] = os.getloadavg()
     report = build_report(args, p, w, table_info, want_read, want_groups, per_nodes, time.monotonic() - began_all)
+    # 1, 5 and 15 minute load averages: above the CPU count, something else was competing.
+    report["machine"]["load_average"] = load_average
     sys.stderr.flush()
     print_report(report)
     path = pathlib.Path(args.results)
@@ -423,7 +455,10 @@ def print_report(r: dict) -> None:
     for n, v in r["dataset_vs_iceberg"].items():
         print(f"{n:>5} {_x(v['read_time']):>7} {_x(v['aggregate_time']):>6} {_x(v['read_minio_bytes']):>13} "
               f"{_x(v['load_vs_iceberg_read_time']):>14} {_x(v['break_even_reads']):>17}")
-    print(f"answers agree: {r['answers_agree']} ({r['total_s']:.0f}s in all)")
+    la = r["machine"].get("load_average") or {}
+    print(f"answers agree: {r['answers_agree']} ({r['total_s']:.0f}s in all; load average "
+          f"{' / '.join(f'{x:.1f}' for x in la.get('start', ()))} at start, "
+          f"{' / '.join(f'{x:.1f}' for x in la.get('end', ()))} at end)")
 
 
 if __name__ == "__main__":
