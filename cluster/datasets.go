@@ -29,6 +29,8 @@ const (
 	// maxMaterializeAttempts bounds the nodes one partition is tried on before the dataset
 	// fails.
 	maxMaterializeAttempts = 3
+	// maxRebuildWait bounds the wait between attempts to make a lost node's partitions again.
+	maxRebuildWait = 30 * time.Second
 )
 
 // Dataset states shown in system.datasets.
@@ -117,6 +119,9 @@ type Datasets struct {
 	mu      sync.Mutex
 	entries map[string]*datasetEntry // keyed by dataset generation's head object
 	lastGen uint64
+	// lostSeq counts, per node ID, the times the node was lost or registered again: a partition
+	// a node made before its count moved may no longer be held there.
+	lostSeq map[string]uint64
 }
 
 // datasetEntry is the registry's record of one dataset generation.
@@ -127,6 +132,10 @@ type datasetEntry struct {
 	reuses  int64
 	// owners[i] is the node holding partition i ("" while it is being made again).
 	owners []Node
+	// ownerSeq[i] is the owner's lostSeq when it made partition i.
+	ownerSeq []uint64
+	// pending[i] is set while partition i is being made again.
+	pending []bool
 }
 
 // NewDatasets returns an empty registry.
@@ -134,7 +143,7 @@ func NewDatasets(cfg DatasetsConfig) *Datasets {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Datasets{cfg: cfg, clients: newNodeClients(), entries: map[string]*datasetEntry{}}
+	return &Datasets{cfg: cfg, clients: newNodeClients(), entries: map[string]*datasetEntry{}, lostSeq: map[string]uint64{}}
 }
 
 // AliveNodes counts the data nodes alive now.
@@ -230,7 +239,8 @@ func (d *Datasets) Create(ctx context.Context, job DatasetJob, progress func(Pro
 		}
 	}
 
-	e := &datasetEntry{job: job, ds: memcat.NewDataset(job.Name, gen, job.ResultSchema, len(job.Parts)), created: time.Now(), owners: make([]Node, len(job.Parts))}
+	n := len(job.Parts)
+	e := &datasetEntry{job: job, ds: memcat.NewDataset(job.Name, gen, job.ResultSchema, n), created: time.Now(), owners: make([]Node, n), ownerSeq: make([]uint64, n), pending: make([]bool, n)}
 	nodes := d.aliveNodes()
 	if len(nodes) == 0 {
 		return DatasetInfo{}, errs.Unavailablef("no data node is alive to hold dataset %q", job.Name)
@@ -274,6 +284,9 @@ func (d *Datasets) Create(ctx context.Context, job DatasetJob, progress func(Pro
 		d.dropOnNodes(e)
 		return DatasetInfo{}, err
 	}
+	// A node lost while the dataset was being made was not seen by NodeLost: make its
+	// partitions again now.
+	d.rebuild()
 	d.cfg.Logger.Info("dataset materialized", "dataset", job.Name, "generation", gen, "partitions", info.Partitions, "rows", info.Rows, "bytes", info.Bytes, "nodes", info.Nodes)
 	return info, nil
 }
@@ -295,29 +308,45 @@ func (d *Datasets) Drop(name string) bool {
 	return true
 }
 
-// NodeLost makes again, on the alive nodes, every partition the lost node held. Until a
-// partition is rebuilt, reading it fails with a retryable (Unavailable) error. Call it from the
-// membership's OnChange for EventLost, and for EventJoined too (a node registering again may
-// have restarted empty; a node joining for the first time holds nothing). It returns at once and
-// rebuilds in the background.
-func (d *Datasets) NodeLost(lost Node) {
-	d.clients.forget(lost.Addr)
+// NodeLost makes again, on the alive nodes, every partition the node held. Until a partition is
+// rebuilt, reading it fails with a retryable (Unavailable) error. Call it from the membership's
+// OnChange for EventLost, and for EventJoined too (a node registering again may have restarted
+// empty; a node joining for the first time holds nothing, and its joining is a chance to make
+// again partitions whose earlier rebuild failed). It returns at once and rebuilds in the
+// background.
+func (d *Datasets) NodeLost(n Node) {
+	if n.State != StateAlive {
+		// Calls in flight to a lost node fail and move to other nodes; a node that registered
+		// again keeps its connection.
+		d.clients.forget(n.Addr)
+	}
 	d.mu.Lock()
+	d.lostSeq[n.ID]++
+	d.mu.Unlock()
+	d.rebuild()
+}
+
+// rebuild makes again, in the background, every partition of a held dataset that has no owner
+// or whose owner was lost or registered again since making it, unless it is being made already.
+func (d *Datasets) rebuild() {
 	type rebuild struct {
 		e     *datasetEntry
 		parts []int
 	}
 	var work []rebuild
+	d.mu.Lock()
 	for _, e := range d.entries {
 		var parts []int
 		for i, owner := range e.owners {
-			if owner.ID == lost.ID {
-				parts = append(parts, i)
-				e.owners[i] = Node{}
-				p := e.ds.Parts()[i]
-				p.Fetch = nil
-				_ = e.ds.SetPart(i, p)
+			if e.pending[i] || (owner.ID != "" && d.lostSeq[owner.ID] == e.ownerSeq[i]) {
+				continue
 			}
+			e.owners[i] = Node{}
+			e.pending[i] = true
+			p := e.ds.Parts()[i]
+			p.Fetch = nil
+			_ = e.ds.SetPart(i, p)
+			parts = append(parts, i)
 		}
 		if len(parts) > 0 {
 			work = append(work, rebuild{e, parts})
@@ -326,20 +355,51 @@ func (d *Datasets) NodeLost(lost Node) {
 	d.mu.Unlock()
 	for _, w := range work {
 		go func() {
-			nodes := d.aliveNodes()
-			log := d.cfg.Logger.With("dataset", w.e.job.Name, "lost_node", lost.ID, "partitions", w.parts)
-			if len(nodes) == 0 {
-				log.Error("cannot rebuild dataset partitions: no data node is alive")
-				return
+			defer func() {
+				d.mu.Lock()
+				for _, p := range w.parts {
+					w.e.pending[p] = false
+				}
+				d.mu.Unlock()
+			}()
+			log := d.cfg.Logger.With("dataset", w.e.job.Name, "generation", w.e.ds.Generation(), "partitions", w.parts)
+			log.Warn("making again the dataset partitions of a lost data node")
+			// Retry until the partitions are made or the dataset is no longer held: nothing
+			// else would make them again while the nodes stay as they are.
+			for wait := time.Second; ; wait = min(2*wait, maxRebuildWait) {
+				nodes := d.aliveNodes()
+				err := errs.Unavailablef("no data node is alive")
+				if len(nodes) > 0 {
+					err = d.materialize(context.Background(), w.e, w.e.unowned(&d.mu, w.parts), nodes, nil)
+				}
+				if err == nil {
+					log.Info("dataset partitions made again")
+					return
+				}
+				log.Error("making dataset partitions again failed; retrying", "err", err, "retry_in", wait)
+				time.Sleep(wait)
+				d.mu.Lock()
+				held := d.entries[entryKey(w.e)] == w.e
+				d.mu.Unlock()
+				if !held {
+					return
+				}
 			}
-			log.Warn("rebuilding dataset partitions of a lost data node")
-			if err := d.materialize(context.Background(), w.e, w.parts, nodes, nil); err != nil {
-				log.Error("rebuilding dataset partitions failed", "err", err)
-				return
-			}
-			log.Info("dataset partitions rebuilt")
 		}()
 	}
+}
+
+// unowned returns the partitions among parts that no node holds (mu guards e).
+func (e *datasetEntry) unowned(mu *sync.Mutex, parts []int) []int {
+	mu.Lock()
+	defer mu.Unlock()
+	var out []int
+	for _, p := range parts {
+		if e.owners[p].ID == "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // materialize makes the given partitions of e on nodes: each partition goes to the node with the
@@ -401,24 +461,32 @@ func (d *Datasets) makePart(ctx context.Context, e *datasetEntry, p int, n Node,
 	tried := map[string]bool{}
 	for attempt := 0; ; attempt++ {
 		tried[n.ID] = true
+		d.mu.Lock()
+		seq := d.lostSeq[n.ID]
+		d.mu.Unlock()
 		var stats PartitionStats
 		err := d.clients.action(ctx, n.Addr, ActionMaterialize, body, &stats)
 		if err == nil {
 			d.mu.Lock()
-			e.owners[p] = n
-			_ = e.ds.SetPart(p, memcat.Part{Rows: stats.Rows, Bytes: stats.Bytes, Location: n.Addr, Fetch: d.fetcher(e, p, n.Addr)})
-			d.mu.Unlock()
-			if done != nil {
-				done(stats)
+			if d.lostSeq[n.ID] == seq {
+				e.owners[p], e.ownerSeq[p] = n, seq
+				_ = e.ds.SetPart(p, memcat.Part{Rows: stats.Rows, Bytes: stats.Bytes, Location: n.Addr, Fetch: d.fetcher(e, p, n.Addr)})
+				d.mu.Unlock()
+				if done != nil {
+					done(stats)
+				}
+				return nil
 			}
-			return nil
+			d.mu.Unlock()
+			err = errs.Unavailablef("data node %s was lost or registered again while it made the partition", n.ID)
 		}
-		if !retryable(err) || attempt+1 >= maxMaterializeAttempts {
+		if !nodeFailed(ctx, err) {
 			return fmt.Errorf("partition %d on data node %s: %w", p, n.ID, err)
 		}
 		next, ok := d.otherNode(tried)
-		if !ok {
-			return fmt.Errorf("partition %d on data node %s: %w", p, n.ID, err)
+		if !ok || attempt+1 >= maxMaterializeAttempts {
+			// The nodes failed, not the query: retrying later may succeed.
+			return errs.Unavailablef("partition %d on data node %s: %s", p, n.ID, status.Convert(err).Message())
 		}
 		d.cfg.Logger.Warn("data node failed to make a partition; trying another", "dataset", e.job.Name, "partition", p, "node", n.ID, "next", next.ID, "err", err)
 		n = next
@@ -436,7 +504,7 @@ func (d *Datasets) fetcher(e *datasetEntry, p int, addr string) func(context.Con
 			return nil, err
 		}
 		rdr, err := d.clients.doGet(ctx, addr, raw)
-		if err != nil && retryable(err) {
+		if err != nil && nodeFailed(ctx, err) {
 			return nil, errs.Unavailablef("reading partition %d of dataset %q from data node %s: %s; a lost node's partitions are rebuilt on the others, retry shortly", p, e.job.Name, addr, status.Convert(err).Message())
 		}
 		return rdr, err
@@ -532,6 +600,13 @@ func retryable(err error) bool {
 		return true
 	}
 	return false
+}
+
+// nodeFailed reports whether a call to a node failed for the node's sake rather than the
+// caller's: retryable, or canceled although ctx was not (the node's connection was closed because
+// it was marked lost).
+func nodeFailed(ctx context.Context, err error) bool {
+	return retryable(err) || (codeOf(err) == "Canceled" && ctx.Err() == nil)
 }
 
 // nodeClients keeps one Flight client per data node address.
