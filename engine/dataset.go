@@ -187,35 +187,73 @@ func (e *Engine) Materialize(ctx context.Context, req cluster.MaterializeRequest
 	return cluster.PartitionStats{Rows: part.Rows, Bytes: part.Bytes}, nil
 }
 
-// heldDataset returns this node's dataset object for req's generation, attaching a new one (in
-// place of an older generation) on the first partition.
+// heldDataset returns this node's dataset object for req's generation, attaching a new one on
+// the first partition. A new generation displaces an older one (memcat.Dataset.Displaced): the
+// older one stays readable by the head and becomes current again if the head drops the new one
+// (making it failed), until the head drops the older one.
 func (e *Engine) heldDataset(req cluster.MaterializeRequest, schema *arrow.Schema) (*memcat.Dataset, error) {
 	e.datasetMu.Lock()
 	defer e.datasetMu.Unlock()
-	if ds, ok := e.catalog.Dataset(req.Dataset); ok {
-		switch {
-		case ds.Generation() == req.Generation:
+	current, ok := e.catalog.Dataset(req.Dataset)
+	if ok {
+		if ds := generationOf(current, req.Generation); ds != nil {
 			return ds, nil
-		case ds.Generation() > req.Generation:
-			return nil, errs.Invalidf("dataset %q generation %d was replaced by generation %d", req.Dataset, req.Generation, ds.Generation())
+		}
+		if current.Generation() > req.Generation {
+			return nil, errs.Invalidf("dataset %q generation %d was replaced by generation %d", req.Dataset, req.Generation, current.Generation())
 		}
 	}
 	ds := memcat.NewDataset(req.Dataset, req.Generation, schema, req.Partitions)
+	if ok {
+		ds.SetDisplaced(current)
+	}
 	if _, err := e.catalog.AttachDataset(ds, true); err != nil {
 		return nil, err
 	}
 	return ds, nil
 }
 
-// DropDataset implements cluster.DatasetStore.
+// generationOf finds generation gen among ds and the generations it displaced.
+func generationOf(ds *memcat.Dataset, gen uint64) *memcat.Dataset {
+	for ; ds != nil; ds = ds.Displaced() {
+		if ds.Generation() == gen {
+			return ds
+		}
+	}
+	return nil
+}
+
+// DropDataset implements cluster.DatasetStore. Dropping the current generation makes the one it
+// displaced current again (the head dropped a generation it failed to make); dropping a
+// displaced one frees it.
 func (e *Engine) DropDataset(name string, generation uint64) {
-	e.catalog.DetachDataset(name, generation)
+	e.datasetMu.Lock()
+	defer e.datasetMu.Unlock()
+	current, ok := e.catalog.Dataset(name)
+	if !ok {
+		return
+	}
+	if current.Generation() == generation {
+		if prev := current.Displaced(); prev != nil {
+			_, _ = e.catalog.AttachDataset(prev, true)
+			return
+		}
+		e.catalog.DetachDataset(name, generation)
+		return
+	}
+	for ds := current; ds.Displaced() != nil; ds = ds.Displaced() {
+		if ds.Displaced().Generation() == generation {
+			ds.SetDisplaced(ds.Displaced().Displaced())
+			return
+		}
+	}
 }
 
 // ReadPartition implements cluster.DatasetStore.
 func (e *Engine) ReadPartition(ctx context.Context, name string, generation uint64, partition int, columns []int) (array.RecordReader, error) {
-	ds, ok := e.catalog.Dataset(name)
-	if !ok || ds.Generation() != generation {
+	current, ok := e.catalog.Dataset(name)
+	ds := generationOf(current, generation)
+	if !ok || ds == nil {
 		return nil, errs.Unavailablef("dataset %q generation %d is not held by this node", name, generation)
 	}
 	if partition < 0 || partition >= ds.NumPartitions() || !ds.Parts()[partition].Held() {

@@ -136,3 +136,96 @@ func TestDatasetSpecQueryRunsAndLoadNeedsACluster(t *testing.T) {
 		t.Error("a refused load left a dataset behind")
 	}
 }
+
+// TestDataNodeKeepsTheGenerationAReplaceDisplaces drives an engine as a data node's dataset
+// store: a new generation of a dataset displaces the one held, which stays readable by the head
+// and is current again when the head drops the new one (making it failed), and is freed when the
+// head drops it after a successful replace.
+func TestDataNodeKeepsTheGenerationAReplaceDisplaces(t *testing.T) {
+	ctx := context.Background()
+	wh, err := demo.Ensure(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lake, err := iceberg.Open(ctx, wh.CatalogConfig("lake"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Config{NoDemo: true, Sources: []catalog.Catalog{lake}, DefaultCatalog: "lake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold := func(gen uint64, city string) cluster.PartitionStats {
+		t.Helper()
+		st, err := e.Materialize(ctx, cluster.MaterializeRequest{
+			Dataset: "feats", Generation: gen, Partitions: 2, Partition: 1, Whole: true,
+			SQL: "SELECT ride_id FROM demo.rides WHERE city = '" + city + "'",
+		})
+		if err != nil || st.Rows == 0 {
+			t.Fatalf("Materialize generation %d: %+v, %v", gen, st, err)
+		}
+		return st
+	}
+	read := func(gen uint64) (int64, error) {
+		rdr, err := e.ReadPartition(ctx, "feats", gen, 1, []int{0})
+		if err != nil {
+			return 0, err
+		}
+		defer rdr.Release()
+		var n int64
+		for rdr.Next() {
+			n += rdr.RecordBatch().NumRows()
+		}
+		return n, rdr.Err()
+	}
+	current := func() uint64 {
+		ds, ok := e.MemoryCatalog().Dataset("feats")
+		if !ok {
+			return 0
+		}
+		return ds.Generation()
+	}
+
+	lisbon := hold(10, "Lisbon")
+	tokyo := hold(20, "Tokyo")
+	if current() != 20 {
+		t.Fatalf("current generation %d, want 20", current())
+	}
+	if n, err := read(10); err != nil || n != lisbon.Rows {
+		t.Errorf("displaced generation 10 reads %d rows, %v; want %d", n, err, lisbon.Rows)
+	}
+	if n, err := read(20); err != nil || n != tokyo.Rows {
+		t.Errorf("generation 20 reads %d rows, %v; want %d", n, err, tokyo.Rows)
+	}
+	// A partition of the displaced generation made again goes to that generation.
+	if st := hold(10, "Lisbon"); st.Rows != lisbon.Rows || current() != 20 {
+		t.Errorf("rebuilding generation 10 made %+v, current is %d", st, current())
+	}
+	// An older generation never held is refused.
+	if _, err := e.Materialize(ctx, cluster.MaterializeRequest{Dataset: "feats", Generation: 5, Partitions: 2, Whole: true, SQL: "SELECT 1"}); errs.CategoryOf(err) != errs.InvalidInput {
+		t.Errorf("materializing a replaced generation: %v", err)
+	}
+
+	// Making generation 20 failed: the head drops it, and 10 is current again.
+	e.DropDataset("feats", 20)
+	if current() != 10 {
+		t.Fatalf("after dropping generation 20 the current one is %d, want 10", current())
+	}
+	if _, err := read(20); errs.CategoryOf(err) != errs.Unavailable {
+		t.Errorf("dropped generation 20 still reads: %v", err)
+	}
+
+	// A successful replace: the head drops the displaced generation, which is freed.
+	hold(30, "Paris")
+	e.DropDataset("feats", 10)
+	if ds, _ := e.MemoryCatalog().Dataset("feats"); ds.Generation() != 30 || ds.Displaced() != nil {
+		t.Errorf("after dropping generation 10: current %d, displaced %v", ds.Generation(), ds.Displaced())
+	}
+	if _, err := read(10); errs.CategoryOf(err) != errs.Unavailable {
+		t.Errorf("freed generation 10 still reads: %v", err)
+	}
+	e.DropDataset("feats", 30)
+	if current() != 0 {
+		t.Errorf("dataset still held after its last generation was dropped")
+	}
+}

@@ -34,6 +34,9 @@ type Dataset struct {
 
 	mu    sync.RWMutex
 	parts []Part
+	// displaced is the older generation of the same name that this one replaced in a data
+	// node's catalog while the head was still making this one (see Displaced).
+	displaced *Dataset
 }
 
 // Part is one partition of a dataset as this process knows it.
@@ -96,6 +99,23 @@ func (d *Dataset) SetPart(i int, p Part) error {
 	}
 	d.parts[i] = p
 	return nil
+}
+
+// Displaced returns the older generation this one replaced in this process's catalog and that
+// is still kept (nil for none). A data node keeps it until the head drops it for good, so that
+// the head can still read it while it makes this one, and so that it is current again when
+// making this one fails.
+func (d *Dataset) Displaced() *Dataset {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.displaced
+}
+
+// SetDisplaced records (or, with nil, forgets) the older generation this one replaced.
+func (d *Dataset) SetDisplaced(old *Dataset) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.displaced = old
 }
 
 // Parts returns what is known of each partition.
