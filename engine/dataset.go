@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -69,7 +70,11 @@ func (e *Engine) materialize(ctx context.Context, name string, q *planner.Query,
 	if q.NumParams > 0 {
 		return cluster.DatasetInfo{}, errs.Invalidf("a dataset's query cannot have ? placeholders")
 	}
-	op, logical, err := planner.PlanQuery(q, e.physicalOptions(false))
+	// One physical plan: the divided one when the query divides, else the whole one.
+	op, scan, divisible, err := planner.PlanQueryShares(q, e.physicalOptions(false))
+	if err == nil && !divisible {
+		op, _, err = planner.PlanQuery(q, e.physicalOptions(false))
+	}
 	if err != nil {
 		return cluster.DatasetInfo{}, err
 	}
@@ -80,12 +85,8 @@ func (e *Engine) materialize(ctx context.Context, name string, q *planner.Query,
 	pins := tables.Pins()
 	job := cluster.DatasetJob{
 		Name: name, Replace: opts.Replace, SQL: query, Catalog: session.Catalog, Schema: session.Schema,
-		Pins: pins, Fingerprint: fingerprint(planner.Format(logical), pins), ResultSchema: op.Schema(),
+		Pins: pins, Fingerprint: fingerprint(planner.Format(planner.Optimize(q.Plan)), pins), ResultSchema: op.Schema(),
 		Source: opts.Source,
-	}
-	_, scan, divisible, err := planner.PlanQueryShares(q, e.physicalOptions(false))
-	if err != nil {
-		return cluster.DatasetInfo{}, err
 	}
 	if divisible {
 		bytes := scan.TaskBytes()
@@ -107,15 +108,19 @@ func (e *Engine) materialize(ctx context.Context, name string, q *planner.Query,
 	return e.datasets.Create(ctx, job, progress)
 }
 
+// errNotFromSources marks a query that reads a table data nodes cannot read.
+var errNotFromSources = errors.New("a dataset is made from Iceberg tables only")
+
 // datasetSources checks that every table a plan reads can be read by a data node at a pinned
 // version: a source (Iceberg) table, not a memory table, a system table or another dataset.
+// Otherwise the error is an errs.Unsupported that wraps errNotFromSources.
 func datasetSources(op exec.Operator) error {
 	if s, ok := op.(*exec.Scan); ok {
 		t := s.Table()
 		_, versioned := t.(catalog.VersionedTable)
 		_, dataset := t.(*memcat.Dataset)
 		if !versioned || dataset {
-			return errs.Unsupportedf("a dataset is made from Iceberg tables only; %q is not one", t.Name())
+			return fmt.Errorf("%w: %w", errs.Unsupportedf("%q is not an Iceberg table", t.Name()), errNotFromSources)
 		}
 	}
 	for _, c := range op.Children() {

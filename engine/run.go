@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 
@@ -272,7 +273,7 @@ func (e *Engine) createTable(ctx context.Context, s *planner.CreateTable, params
 		}
 		return nil, errs.AlreadyExistsf("table %q already exists", s.Name)
 	}
-	if e.datasets != nil && len(params) == 0 && e.readsOnlySources(s.AsSelect) {
+	if e.datasets != nil && len(params) == 0 {
 		tables, err := e.tablesFor(ctx)
 		if err != nil {
 			return nil, err
@@ -287,10 +288,13 @@ func (e *Engine) createTable(ctx context.Context, s *planner.CreateTable, params
 			return nil, errs.Internalf("AS SELECT bound to %T", stmt)
 		}
 		info, err := e.materialize(ctx, s.Name, q, s.AsSelectSQL, tables, DatasetOptions{Source: s.AsSelectSQL}, nil)
-		if err != nil {
+		if err == nil {
+			return &Result{RowsAffected: info.Rows}, nil
+		}
+		// A query over memory or system tables makes a memory table on the head.
+		if !errors.Is(err, errNotFromSources) {
 			return nil, err
 		}
-		return &Result{RowsAffected: info.Rows}, nil
 	}
 	schema, batches, err := e.runToBatches(ctx, s.AsSelect, params, false)
 	if err != nil {
@@ -307,13 +311,6 @@ func (e *Engine) createTable(ctx context.Context, s *planner.CreateTable, params
 		return nil, err
 	}
 	return &Result{RowsAffected: n}, nil
-}
-
-// readsOnlySources reports whether every table q reads is a source (Iceberg) table, so that a
-// data node can run it.
-func (e *Engine) readsOnlySources(q *planner.Query) bool {
-	op, _, err := planner.PlanQuery(q, e.physicalOptions(false))
-	return err == nil && datasetSources(op) == nil
 }
 
 // rewriteTable carries out UPDATE and DELETE: it computes the table's new contents and the
