@@ -74,7 +74,7 @@ func (a *Actions) Do(_ context.Context, action *flight.Action) ([]byte, error) {
 	switch action.Type {
 	case ActionRegister:
 		var req RegisterRequest
-		if err := decodeBody(action, &req); err != nil {
+		if err := decodeBody(action, &req, maxBody); err != nil {
 			return nil, wireError(err)
 		}
 		if _, err := a.m.Register(req.ID, req.Addr); err != nil {
@@ -86,7 +86,7 @@ func (a *Actions) Do(_ context.Context, action *flight.Action) ([]byte, error) {
 		})
 	case ActionHeartbeat:
 		var req HeartbeatRequest
-		if err := decodeBody(action, &req); err != nil {
+		if err := decodeBody(action, &req, maxBody); err != nil {
 			return nil, wireError(err)
 		}
 		if err := a.m.Heartbeat(req.ID); err != nil {
@@ -136,11 +136,11 @@ func (w *wrapped) ListActions(in *flight.Empty, stream flight.FlightService_List
 	return nil
 }
 
-// decodeBody parses an action's JSON body, rejecting unknown fields so that a node speaking a
-// newer protocol is told instead of half understood.
-func decodeBody(action *flight.Action, v any) error {
-	if len(action.Body) > maxBody {
-		return errs.Invalidf("%s: body is %d bytes, more than %d", action.Type, len(action.Body), maxBody)
+// decodeBody parses an action's JSON body of at most limit bytes, rejecting unknown fields so
+// that a node speaking a newer protocol is told instead of half understood.
+func decodeBody(action *flight.Action, v any, limit int) error {
+	if len(action.Body) > limit {
+		return errs.Invalidf("%s: body is %d bytes, more than %d", action.Type, len(action.Body), limit)
 	}
 	if err := strictUnmarshal(action.Body, v); err != nil {
 		return errs.Invalidf("%s: body is not the expected JSON: %v", action.Type, err)
@@ -154,19 +154,36 @@ func strictUnmarshal(data []byte, v any) error {
 	return dec.Decode(v)
 }
 
-// wireError gives an error the gRPC code the membership protocol promises (a node reacts to
-// NotFound by registering again), whichever Flight server carries the action.
+// wireError gives an error of a cluster action its gRPC code, whichever Flight server carries
+// the action: the membership protocol relies on NotFound (a node registers again) and
+// InvalidArgument; an error that already carries a code (from a nested call) keeps it.
 func wireError(err error) error {
 	var e *errs.Error
-	if !errors.As(err, &e) {
-		return status.Error(codes.Internal, err.Error())
+	if errors.As(err, &e) {
+		code := codes.Internal
+		switch e.Category {
+		case errs.InvalidInput:
+			code = codes.InvalidArgument
+		case errs.NotFound:
+			code = codes.NotFound
+		case errs.AlreadyExists:
+			code = codes.AlreadyExists
+		case errs.Unsupported:
+			code = codes.Unimplemented
+		case errs.ResourceExhausted:
+			code = codes.ResourceExhausted
+		case errs.Canceled:
+			code = codes.Canceled
+		case errs.Unavailable:
+			code = codes.Unavailable
+		}
+		return status.Error(code, err.Error())
 	}
-	switch e.Category {
-	case errs.InvalidInput:
-		return status.Error(codes.InvalidArgument, err.Error())
-	case errs.NotFound:
-		return status.Error(codes.NotFound, err.Error())
-	default:
-		return status.Error(codes.Internal, err.Error())
+	if errors.Is(err, context.Canceled) {
+		return status.Error(codes.Canceled, err.Error())
 	}
+	if st, ok := status.FromError(err); ok {
+		return st.Err()
+	}
+	return status.Error(codes.Internal, err.Error())
 }

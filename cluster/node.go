@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -11,8 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
-	"github.com/cachedb/cachedb/internal/errs"
 )
 
 // Flight action types a data node serves for the head's dataset registry.
@@ -107,12 +104,12 @@ func (n *nodeService) DoAction(action *flight.Action, stream flight.FlightServic
 		result = n.info
 	case action.Type == ActionMaterialize && n.cfg.Store != nil:
 		var req MaterializeRequest
-		if err = decodeDatasetBody(action, &req); err == nil {
+		if err = decodeBody(action, &req, maxDatasetBody); err == nil {
 			result, err = n.cfg.Store.Materialize(stream.Context(), req)
 		}
 	case action.Type == ActionDropPartitions && n.cfg.Store != nil:
 		var req DropRequest
-		if err = decodeDatasetBody(action, &req); err == nil {
+		if err = decodeBody(action, &req, maxDatasetBody); err == nil {
 			n.cfg.Store.DropDataset(req.Dataset, req.Generation)
 			result = struct{}{}
 		}
@@ -120,7 +117,7 @@ func (n *nodeService) DoAction(action *flight.Action, stream flight.FlightServic
 		return n.FlightServer.DoAction(action, stream)
 	}
 	if err != nil {
-		return datasetWireError(err)
+		return wireError(err)
 	}
 	body, err := json.Marshal(result)
 	if err != nil {
@@ -136,11 +133,11 @@ func (n *nodeService) DoGet(ticket *flight.Ticket, stream flight.FlightService_D
 	}
 	t, err := DecodePartitionTicket(n.cfg.Key, ticket.GetTicket(), time.Now())
 	if err != nil {
-		return datasetWireError(err)
+		return wireError(err)
 	}
 	rdr, err := n.cfg.Store.ReadPartition(stream.Context(), t.Dataset, t.Generation, t.Partition, t.Columns)
 	if err != nil {
-		return datasetWireError(err)
+		return wireError(err)
 	}
 	defer rdr.Release()
 	w := flight.NewRecordWriter(stream, ipc.WithSchema(rdr.Schema()))
@@ -151,7 +148,7 @@ func (n *nodeService) DoGet(ticket *flight.Ticket, stream flight.FlightService_D
 		}
 	}
 	if err := rdr.Err(); err != nil {
-		return datasetWireError(err)
+		return wireError(err)
 	}
 	return nil
 }
@@ -170,47 +167,4 @@ func (n *nodeService) ListActions(in *flight.Empty, stream flight.FlightService_
 		}
 	}
 	return n.FlightServer.ListActions(in, stream)
-}
-
-func decodeDatasetBody(action *flight.Action, v any) error {
-	if len(action.Body) > maxDatasetBody {
-		return errs.Invalidf("%s: body is %d bytes, more than %d", action.Type, len(action.Body), maxDatasetBody)
-	}
-	if err := strictUnmarshal(action.Body, v); err != nil {
-		return errs.Invalidf("%s: body is not the expected JSON: %v", action.Type, err)
-	}
-	return nil
-}
-
-// datasetWireError gives a dataset action's error its gRPC code; errors that already carry one
-// (from a nested call) keep it.
-func datasetWireError(err error) error {
-	var e *errs.Error
-	if errors.As(err, &e) {
-		code := codes.Internal
-		switch e.Category {
-		case errs.InvalidInput:
-			code = codes.InvalidArgument
-		case errs.NotFound:
-			code = codes.NotFound
-		case errs.AlreadyExists:
-			code = codes.AlreadyExists
-		case errs.Unsupported:
-			code = codes.Unimplemented
-		case errs.ResourceExhausted:
-			code = codes.ResourceExhausted
-		case errs.Canceled:
-			code = codes.Canceled
-		case errs.Unavailable:
-			code = codes.Unavailable
-		}
-		return status.Error(code, err.Error())
-	}
-	if errors.Is(err, context.Canceled) {
-		return status.Error(codes.Canceled, err.Error())
-	}
-	if st, ok := status.FromError(err); ok {
-		return st.Err()
-	}
-	return status.Error(codes.Internal, err.Error())
 }
