@@ -78,17 +78,9 @@ func (t *nodesTableImpl) Schema() *arrow.Schema { return nodesSchema }
 // Scan plans one task. Its rows are read from the membership when the task is opened, so a
 // query sees the nodes as they are when it runs.
 func (t *nodesTableImpl) Scan(_ context.Context, req catalog.ScanRequest) (*catalog.ScanPlan, error) {
-	cols := req.Columns
-	if cols == nil {
-		cols = make([]int, nodesSchema.NumFields())
-		for i := range cols {
-			cols[i] = i
-		}
-	}
-	for _, c := range cols {
-		if c < 0 || c >= nodesSchema.NumFields() {
-			return nil, errs.Internalf("scan of %s.%s: column index %d out of range", SystemCatalogName, nodesTable, c)
-		}
+	cols, err := systemColumns(req.Columns, nodesSchema)
+	if err != nil {
+		return nil, err
 	}
 	return &catalog.ScanPlan{Tasks: []catalog.ScanTask{&nodesTask{m: t.m, cols: cols}}}, nil
 }
@@ -102,41 +94,16 @@ func (k *nodesTask) EstimatedRows() int64 { return int64(len(k.m.Nodes())) }
 
 // Open builds one batch of the current nodes with the requested columns.
 func (k *nodesTask) Open(_ context.Context, mem memory.Allocator) (array.RecordReader, error) {
-	nodes := k.m.Nodes()
-	fields := make([]arrow.Field, len(k.cols))
-	arrays := make([]arrow.Array, len(k.cols))
-	defer func() {
-		for _, a := range arrays {
-			if a != nil {
-				a.Release()
-			}
-		}
-	}()
-	for i, c := range k.cols {
-		fields[i] = nodesSchema.Field(c)
-		switch c {
-		case 0, 1, 2:
-			b := array.NewStringBuilder(mem)
-			for _, n := range nodes {
-				b.Append([]string{n.ID, n.Addr, string(n.State)}[c])
-			}
-			arrays[i] = b.NewArray()
-			b.Release()
-		case 3, 4:
-			b := array.NewTimestampBuilder(mem, timestampType)
-			for _, n := range nodes {
-				ts := n.RegisteredAt
-				if c == 4 {
-					ts = n.LastHeartbeat
-				}
-				b.Append(arrow.Timestamp(ts.UTC().UnixMicro()))
-			}
-			arrays[i] = b.NewArray()
-			b.Release()
-		}
+	b := array.NewRecordBuilder(mem, nodesSchema)
+	defer b.Release()
+	for _, n := range k.m.Nodes() {
+		b.Field(0).(*array.StringBuilder).Append(n.ID)
+		b.Field(1).(*array.StringBuilder).Append(n.Addr)
+		b.Field(2).(*array.StringBuilder).Append(string(n.State))
+		b.Field(3).(*array.TimestampBuilder).Append(arrow.Timestamp(n.RegisteredAt.UTC().UnixMicro()))
+		b.Field(4).(*array.TimestampBuilder).Append(arrow.Timestamp(n.LastHeartbeat.UTC().UnixMicro()))
 	}
-	schema := arrow.NewSchema(fields, nil)
-	rec := array.NewRecordBatch(schema, arrays, int64(len(nodes)))
-	defer rec.Release()
-	return array.NewRecordReader(schema, []arrow.RecordBatch{rec})
+	full := b.NewRecordBatch()
+	defer full.Release()
+	return projectRecord(full, k.cols)
 }
