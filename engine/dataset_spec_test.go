@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cachedb/cachedb/catalog"
-	"github.com/cachedb/cachedb/catalog/iceberg"
 	"github.com/cachedb/cachedb/catalog/iceberg/demo"
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/internal/errs"
@@ -79,18 +77,7 @@ func TestDatasetSpecQueryRefusesBadSpecs(t *testing.T) {
 // that Load is refused on an engine that runs no data nodes.
 func TestDatasetSpecQueryRunsAndLoadNeedsACluster(t *testing.T) {
 	ctx := context.Background()
-	wh, err := demo.Ensure(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lake, err := iceberg.Open(ctx, wh.CatalogConfig("lake"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(Config{NoDemo: true, Sources: []catalog.Catalog{lake}, DefaultCatalog: "lake"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newLakeEngine(t)
 	count := func(q string) string {
 		t.Helper()
 		res, err := e.Execute(ctx, "SELECT count(*) FROM ("+q+") s", nil)
@@ -118,7 +105,7 @@ func TestDatasetSpecQueryRunsAndLoadNeedsACluster(t *testing.T) {
 	}
 
 	called := false
-	_, err = e.Load(ctx, DatasetSpec{Name: "feats", Table: "demo.rides"}, func(cluster.Progress) { called = true })
+	_, err := e.Load(ctx, DatasetSpec{Name: "feats", Table: "demo.rides"}, func(cluster.Progress) { called = true })
 	if errs.CategoryOf(err) != errs.Unsupported || !strings.Contains(err.Error(), "data nodes") {
 		t.Errorf("Load without data nodes = %v, want unsupported", err)
 	}
@@ -143,18 +130,7 @@ func TestDatasetSpecQueryRunsAndLoadNeedsACluster(t *testing.T) {
 // head drops it after a successful replace.
 func TestDataNodeKeepsTheGenerationAReplaceDisplaces(t *testing.T) {
 	ctx := context.Background()
-	wh, err := demo.Ensure(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lake, err := iceberg.Open(ctx, wh.CatalogConfig("lake"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(Config{NoDemo: true, Sources: []catalog.Catalog{lake}, DefaultCatalog: "lake"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newLakeEngine(t)
 	hold := func(gen uint64, city string) cluster.PartitionStats {
 		t.Helper()
 		st, err := e.Materialize(ctx, cluster.MaterializeRequest{

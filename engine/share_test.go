@@ -14,18 +14,7 @@ import (
 
 func TestSharesDivideAQueryExactlyOnce(t *testing.T) {
 	ctx := context.Background()
-	wh, err := demo.Ensure(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lake, err := iceberg.Open(ctx, wh.CatalogConfig("lake"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(Config{NoDemo: true, Sources: []catalog.Catalog{lake}, DefaultCatalog: "lake"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newLakeEngine(t)
 	// One scan partition per data file (one per day of rides).
 	query := "SELECT ride_id, city FROM demo.rides WHERE city = 'Lisbon' AND passengers > 4"
 	div, err := e.Divide(ctx, query)
@@ -82,4 +71,23 @@ func TestQueriesOverMemoryTablesAreNotDivided(t *testing.T) {
 	if div, err := e.Divide(context.Background(), "SELECT a FROM m WHERE a > 1"); err != nil || div != nil {
 		t.Errorf("Divide = %+v, %v; want nil", div, err)
 	}
+}
+
+// newLakeEngine returns an engine over a fresh embedded demo warehouse, as catalog "lake", the
+// default for unqualified and namespace-qualified names.
+func newLakeEngine(t *testing.T) *Engine {
+	t.Helper()
+	wh, err := demo.Ensure(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lake, err := iceberg.Open(context.Background(), wh.CatalogConfig("lake"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Config{NoDemo: true, Sources: []catalog.Catalog{lake}, DefaultCatalog: "lake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
