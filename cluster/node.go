@@ -73,6 +73,8 @@ type NodeConfig struct {
 	Key []byte
 	// Store holds the node's datasets (nil: the node serves no dataset actions).
 	Store DatasetStore
+	// Shuffles produces the node's shuffle buckets (nil: the node serves no shuffle tickets).
+	Shuffles ShuffleSource
 }
 
 // NodeActions returns the wrapper that makes a Flight service a data node's: it answers
@@ -126,16 +128,28 @@ func (n *nodeService) DoAction(action *flight.Action, stream flight.FlightServic
 	return stream.Send(&flight.Result{Body: body})
 }
 
-// DoGet streams a partition for a partition ticket and passes any other ticket on.
+// DoGet streams a partition for a partition ticket, a shuffle bucket for a shuffle ticket, and
+// passes any other ticket on.
 func (n *nodeService) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetServer) error {
-	if !IsPartitionTicket(ticket.GetTicket()) || n.cfg.Store == nil {
+	var (
+		rdr array.RecordReader
+		err error
+	)
+	raw := ticket.GetTicket()
+	switch {
+	case IsPartitionTicket(raw) && n.cfg.Store != nil:
+		var t PartitionTicket
+		if t, err = DecodePartitionTicket(n.cfg.Key, raw, time.Now()); err == nil {
+			rdr, err = n.cfg.Store.ReadPartition(stream.Context(), t.Dataset, t.Generation, t.Partition, t.Columns)
+		}
+	case IsShuffleTicket(raw) && n.cfg.Shuffles != nil:
+		var t ShuffleTicket
+		if t, err = DecodeShuffleTicket(n.cfg.Key, raw, time.Now()); err == nil {
+			rdr, err = n.cfg.Shuffles.ServeShuffle(stream.Context(), t)
+		}
+	default:
 		return n.FlightServer.DoGet(ticket, stream)
 	}
-	t, err := DecodePartitionTicket(n.cfg.Key, ticket.GetTicket(), time.Now())
-	if err != nil {
-		return wireError(err)
-	}
-	rdr, err := n.cfg.Store.ReadPartition(stream.Context(), t.Dataset, t.Generation, t.Partition, t.Columns)
 	if err != nil {
 		return wireError(err)
 	}

@@ -53,6 +53,8 @@ type Engine struct {
 	datasets *cluster.Datasets
 	// datasetMu serializes a data node's creation of dataset objects.
 	datasetMu sync.Mutex
+	// shuffles fetches shuffle buckets from other nodes and holds this node's producers.
+	shuffles shuffleRuns
 }
 
 // Result is the outcome of one statement. For a query, Reader streams the rows (the caller

@@ -28,6 +28,9 @@ type HashJoin struct {
 	residual            Expr
 	schema              *arrow.Schema
 	builds              sharedBuilds
+	// partitioned joins partition p of left with partition p of right only: both sides are
+	// hash-partitioned alike on the keys (see NewPartitionedHashJoin).
+	partitioned bool
 }
 
 // NewHashJoin returns a hash join of kind over left and right on leftKeys[i] = rightKeys[i] (each
@@ -39,13 +42,9 @@ func NewHashJoin(left, right Operator, kind JoinKind, leftKeys, rightKeys []Expr
 	if len(leftKeys) == 0 || len(leftKeys) != len(rightKeys) {
 		return nil, errs.Internalf("hash join needs matching key lists, got %d left and %d right keys", len(leftKeys), len(rightKeys))
 	}
-	keyTypes := make([]arrow.DataType, len(leftKeys))
-	for i := range leftKeys {
-		t, err := joinKeyType(leftKeys[i].DataType(), rightKeys[i].DataType())
-		if err != nil {
-			return nil, fmt.Errorf("join key %s = %s: %w", leftKeys[i], rightKeys[i], err)
-		}
-		keyTypes[i] = t
+	keyTypes, err := JoinKeyTypes(leftKeys, rightKeys)
+	if err != nil {
+		return nil, err
 	}
 	out, _ := joinSchemas(kind, left.Schema(), right.Schema())
 	return &HashJoin{
@@ -53,6 +52,39 @@ func NewHashJoin(left, right Operator, kind JoinKind, leftKeys, rightKeys []Expr
 		leftKeys: leftKeys, rightKeys: rightKeys, keyTypes: keyTypes,
 		residual: residual, schema: out,
 	}, nil
+}
+
+// NewPartitionedHashJoin returns a hash join whose partition p joins partition p of left with
+// partition p of right only. It is correct when both sides are partitioned by a hash of their
+// keys cast to KeyTypes (equal keys in equal partitions), as a distributed plan's shuffles do.
+// A null-aware anti join is not partitioned: it must see every right row's key.
+func NewPartitionedHashJoin(left, right Operator, kind JoinKind, leftKeys, rightKeys []Expr, residual Expr) (Operator, error) {
+	if kind == NullAwareAntiJoin {
+		return nil, errs.Internalf("a null-aware anti join cannot be partitioned")
+	}
+	if left.Partitions() != right.Partitions() {
+		return nil, errs.Internalf("partitioned hash join of %d and %d partitions", left.Partitions(), right.Partitions())
+	}
+	op, err := NewHashJoin(left, right, kind, leftKeys, rightKeys, residual)
+	if err != nil {
+		return nil, err
+	}
+	op.(*HashJoin).partitioned = true
+	return op, nil
+}
+
+// JoinKeyTypes returns the types a hash join compares leftKeys[i] = rightKeys[i] in: what both
+// sides' keys are cast to before hashing.
+func JoinKeyTypes(leftKeys, rightKeys []Expr) ([]arrow.DataType, error) {
+	types := make([]arrow.DataType, len(leftKeys))
+	for i := range leftKeys {
+		t, err := joinKeyType(leftKeys[i].DataType(), rightKeys[i].DataType())
+		if err != nil {
+			return nil, fmt.Errorf("join key %s = %s: %w", leftKeys[i], rightKeys[i], err)
+		}
+		types[i] = t
+	}
+	return types, nil
 }
 
 // joinKeyType is the type both sides of an equality are compared in: a string against a number
@@ -74,6 +106,9 @@ func (j *HashJoin) String() string {
 		conds[i] = fmt.Sprintf("%s = %s", j.leftKeys[i], j.rightKeys[i])
 	}
 	s := fmt.Sprintf("HashJoin: %s on %s", j.kind, strings.Join(conds, " AND "))
+	if j.partitioned {
+		s = "Partitioned" + s
+	}
 	if j.residual != nil {
 		s += fmt.Sprintf(" residual %s", j.residual)
 	}
@@ -81,7 +116,7 @@ func (j *HashJoin) String() string {
 }
 
 func (j *HashJoin) Execute(ctx context.Context, partition int, tc *TaskContext) (array.RecordReader, error) {
-	build, release, err := j.builds.acquire(ctx, tc, j.Partitions(), j.buildSide(tc))
+	build, release, err := j.acquireBuild(ctx, partition, tc)
 	if err != nil {
 		return nil, err
 	}
@@ -111,20 +146,56 @@ func (j *HashJoin) Execute(ctx context.Context, partition int, tc *TaskContext) 
 	return newPullStream(ctx, j.schema, s.pull, s.close(release)), nil
 }
 
-// buildSide returns the function that materializes the right side and hashes it.
+// acquireBuild returns the build side for left partition p: right partition p alone when the
+// join is partitioned, else the whole right side shared by the partitions of one execution.
+func (j *HashJoin) acquireBuild(ctx context.Context, p int, tc *TaskContext) (joinBuild, func(), error) {
+	if !j.partitioned {
+		return j.builds.acquire(ctx, tc, j.Partitions(), j.buildSide(tc))
+	}
+	build, err := j.buildFrom(ctx, tc, func() (arrow.RecordBatch, error) {
+		rdr, err := j.right.Execute(ctx, p, tc)
+		if err != nil {
+			return nil, err
+		}
+		defer rdr.Release()
+		var batches []arrow.RecordBatch
+		defer func() { releaseBatches(batches) }()
+		for {
+			b, err := nextNonEmpty(rdr)
+			if err != nil {
+				return nil, err
+			}
+			if b == nil {
+				return concatBatches(tc, j.right.Schema(), batches)
+			}
+			batches = append(batches, b)
+		}
+	})
+	if err != nil {
+		return joinBuild{}, nil, err
+	}
+	return build, func() { build.batch.Release() }, nil
+}
+
+// buildSide returns the function that materializes the whole right side and hashes it.
 func (j *HashJoin) buildSide(tc *TaskContext) func(context.Context) (joinBuild, error) {
 	return func(ctx context.Context) (joinBuild, error) {
-		batch, err := materialize(ctx, tc, j.right)
-		if err != nil {
-			return joinBuild{}, err
-		}
-		table, err := buildHashTable(ctx, tc, batch, j.rightKeys, j.keyTypes)
-		if err != nil {
-			batch.Release()
-			return joinBuild{}, err
-		}
-		return joinBuild{batch: batch, table: table}, nil
+		return j.buildFrom(ctx, tc, func() (arrow.RecordBatch, error) { return materialize(ctx, tc, j.right) })
 	}
+}
+
+// buildFrom hashes the right-side rows that rows returns.
+func (j *HashJoin) buildFrom(ctx context.Context, tc *TaskContext, rows func() (arrow.RecordBatch, error)) (joinBuild, error) {
+	batch, err := rows()
+	if err != nil {
+		return joinBuild{}, err
+	}
+	table, err := buildHashTable(ctx, tc, batch, j.rightKeys, j.keyTypes)
+	if err != nil {
+		batch.Release()
+		return joinBuild{}, err
+	}
+	return joinBuild{batch: batch, table: table}, nil
 }
 
 // evalKeys evaluates exprs over b and casts each result to types[i]; the caller releases them.

@@ -44,6 +44,9 @@ type TaskContext struct {
 	// Cache holds what is computed once per query execution (nil: nothing is cached). Copies
 	// of the context share it.
 	Cache *QueryCache
+	// Exchange reaches the other data nodes of a distributed execution (nil when the query runs
+	// in one process); Shuffle operators need it.
+	Exchange Exchange
 }
 
 // DefaultBatchSize is the row count operators aim for when they build new batches.

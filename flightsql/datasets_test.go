@@ -116,6 +116,7 @@ func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetClu
 	c.datasets = datasets
 	system.ShowDatasets(datasets)
 	headEng.UseDatasets(datasets)
+	headEng.UseShuffles(cluster.NewShuffles(c.key))
 	srv, headAddr, _ := serveEngine(t, headEng, Options{
 		TicketKey: c.key,
 		DataNodes: func() []string { return aliveAddrs(c.members) },
@@ -130,9 +131,10 @@ func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetClu
 		if err != nil {
 			t.Fatal(err)
 		}
+		eng.UseShuffles(cluster.NewShuffles(c.key))
 		_, addr, stopServer := serveEngine(t, eng, Options{
 			TicketKey: c.key,
-			Extend:    cluster.NodeActions(cluster.NodeConfig{ID: id, Version: "test", Key: c.key, Store: eng}),
+			Extend:    cluster.NodeActions(cluster.NodeConfig{ID: id, Version: "test", Key: c.key, Store: eng, Shuffles: eng}),
 		})
 		agentCtx, stopAgent := context.WithCancel(ctx)
 		agentDone := make(chan error, 1)

@@ -18,6 +18,7 @@ import (
 	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/catalog/iceberg"
 	"github.com/cachedb/cachedb/catalog/iceberg/demo"
+	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
 )
 
@@ -162,11 +163,12 @@ func TestQueriesDividedAmongDataNodes(t *testing.T) {
 		return engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}
 	}
 	key := []byte("cluster secret")
-	nodeA := startServer(t, newEngineConfig(), Options{TicketKey: key})
-	nodeB := startServer(t, newEngineConfig(), Options{TicketKey: key})
+	nodeA := startDataNode(t, newEngineConfig(), key)
+	nodeB := startDataNode(t, newEngineConfig(), key)
 	stranger := startServer(t, newEngineConfig(), Options{TicketKey: []byte("another secret")})
 	nodes := []string{nodeA.addr, nodeB.addr}
 	head := startServer(t, newEngineConfig(), Options{TicketKey: key, DataNodes: func() []string { return nodes }})
+	head.eng.UseShuffles(cluster.NewShuffles(key))
 
 	cl := head.arrowClient(t)
 	query := "SELECT ride_id, fare FROM demo.rides WHERE city = 'Lisbon'"
@@ -233,4 +235,17 @@ func openLake(t *testing.T, wh demo.Warehouse) *iceberg.Catalog {
 		t.Fatal(err)
 	}
 	return lake
+}
+
+// startDataNode serves a data node: Flight SQL plus the node's shuffle tickets, signed with key.
+func startDataNode(t *testing.T, cfg engine.Config, key []byte) *testServer {
+	t.Helper()
+	eng, err := engine.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.UseShuffles(cluster.NewShuffles(key))
+	node := cluster.NodeConfig{ID: "node", Version: "test", Key: key, Store: eng, Shuffles: eng}
+	srv, addr, _ := serveEngine(t, eng, Options{TicketKey: key, Extend: cluster.NodeActions(node)})
+	return &testServer{srv: srv, eng: eng, addr: addr}
 }

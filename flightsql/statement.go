@@ -2,6 +2,8 @@ package flightsql
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -10,6 +12,7 @@ import (
 	fsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
+	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
@@ -82,8 +85,11 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 		return emptySchema, emptyStream(), nil
 	}
 	var res *engine.Result
-	if t.divided {
-		res, err = s.eng.ExecuteTasks(engine.WithSession(ctx, t.session), t.sql, t.tasks)
+	if st := t.stage; st != nil {
+		res, err = s.eng.ExecuteStage(engine.WithSession(ctx, t.session), cluster.Stage{
+			Query: st.query, SQL: t.sql, Catalog: t.session.Catalog, Schema: t.session.Schema, Pins: t.session.Pins,
+			Nodes: st.nodes, Owners: st.owners, Expires: t.expires,
+		}, st.self)
 	} else {
 		res, err = s.eng.Execute(engine.WithSession(ctx, t.session), t.sql, nil)
 	}
@@ -149,21 +155,34 @@ func (s *Server) flightInfo(desc *flight.FlightDescriptor, schema *arrow.Schema,
 }
 
 // dataNodeInfo answers a query with endpoints at the data nodes when there are data nodes and
-// the query divides (engine.Divide); nil otherwise (the query then runs here). Scan tasks whose
-// rows a node holds (dataset partitions) are read at that node; the others are spread over the
-// alive nodes by the bytes they read. Each endpoint's ticket lists its tasks and is located at
-// its node, so clients read the parts in parallel, straight from the nodes.
+// the query reads tables they can read (engine.Distribute); it returns nil, nil when the query
+// must run here alone. The scan tasks are placed on the nodes (ownersOf); when the final stage
+// runs on the nodes each node that has a part gets an endpoint located there, otherwise the one
+// endpoint is this head, which gathers from the nodes what it needs.
 func (s *Server) dataNodeInfo(ctx context.Context, desc *flight.FlightDescriptor, schema *arrow.Schema, t statementTicket) (*flight.FlightInfo, error) {
 	if s.opts.DataNodes == nil {
 		return nil, nil
 	}
-	div, err := s.eng.Divide(engine.WithSession(ctx, t.session), t.sql)
-	if err != nil || div == nil {
+	nodes := s.opts.DataNodes()
+	plan, err := s.eng.Distribute(engine.WithSession(ctx, t.session), t.sql, max(len(nodes), 1))
+	if err != nil || plan == nil {
 		return nil, err
 	}
-	parts, err := assignTasks(div, s.opts.DataNodes())
-	if err != nil || len(parts) == 0 {
-		return nil, err
+	if len(nodes) == 0 {
+		for _, scan := range plan.Scans {
+			if slices.ContainsFunc(scan.Locations, func(l string) bool { return l != "" }) {
+				return nil, errs.Unavailablef("no data node is alive to read this query's data")
+			}
+		}
+		return nil, nil
+	}
+	st := &ticketStage{query: newQueryID(), nodes: nodes, self: -1}
+	for _, scan := range plan.Scans {
+		owners, err := ownersOf(scan, nodes)
+		if err != nil {
+			return nil, err
+		}
+		st.owners = append(st.owners, owners)
 	}
 	info := &flight.FlightInfo{
 		Schema:           flight.SerializeSchema(schema, s.opts.Alloc),
@@ -171,78 +190,79 @@ func (s *Server) dataNodeInfo(ctx context.Context, desc *flight.FlightDescriptor
 		TotalRecords:     -1,
 		TotalBytes:       -1,
 	}
-	for _, p := range parts {
-		t.divided, t.tasks = true, p.tasks
+	addEndpoint := func(self int, location string) error {
+		part := *st
+		part.self = self
+		t.stage = &part
 		ticket, err := fsql.CreateStatementQueryTicket(s.tickets.encode(t))
 		if err != nil {
-			return nil, errs.Internalf("encoding ticket: %v", err)
+			return errs.Internalf("encoding ticket: %v", err)
 		}
-		info.Endpoint = append(info.Endpoint, &flight.FlightEndpoint{
-			Ticket:   &flight.Ticket{Ticket: ticket},
-			Location: []*flight.Location{{Uri: "grpc://" + p.addr}},
-		})
+		ep := &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: ticket}}
+		if location != "" {
+			ep.Location = []*flight.Location{{Uri: "grpc://" + location}}
+		}
+		info.Endpoint = append(info.Endpoint, ep)
+		return nil
+	}
+	if !plan.OnNodes {
+		return info, addEndpoint(-1, "")
+	}
+	for i, addr := range nodes {
+		if plan.RootScan >= 0 && !slices.Contains(st.owners[plan.RootScan], i) {
+			continue
+		}
+		if err := addEndpoint(i, addr); err != nil {
+			return nil, err
+		}
 	}
 	return info, nil
 }
 
-// nodePart is the scan tasks one data node serves of a divided query.
-type nodePart struct {
-	addr  string
-	tasks []int
+// newQueryID names one distributed execution.
+func newQueryID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
-// assignTasks gives each located task to its node and spreads the others over nodes by bytes
-// (exec.AssignShares), merging both per node, in node order, located nodes first. With no alive
-// node and no located task there is nothing to assign (nil: run the query here). A task located
-// at a node that is not alive is an errs.Unavailable error: its rows are being rebuilt.
-func assignTasks(div *engine.Division, nodes []string) ([]nodePart, error) {
-	alive := map[string]bool{}
-	for _, n := range nodes {
-		alive[n] = true
+// ownersOf places a distributed scan's tasks on nodes (by index): a located task on its node,
+// the others spread over all nodes by bytes (exec.AssignShares). A task located at a node that
+// is not alive is an errs.Unavailable error: its rows are being rebuilt.
+func ownersOf(div engine.Division, nodes []string) ([]int, error) {
+	index := make(map[string]int, len(nodes))
+	for i, n := range nodes {
+		index[n] = i
 	}
-	byNode := map[string][]int{}
-	var order []string
-	add := func(addr string, task int) {
-		if _, ok := byNode[addr]; !ok {
-			order = append(order, addr)
-		}
-		byNode[addr] = append(byNode[addr], task)
-	}
+	owners := make([]int, div.Tasks())
 	var free []int
-	for i, loc := range div.Locations {
-		switch {
-		case loc == "":
-			free = append(free, i)
-		case !alive[loc]:
+	for task, loc := range div.Locations {
+		if loc == "" {
+			free = append(free, task)
+			continue
+		}
+		i, alive := index[loc]
+		if !alive {
 			return nil, errs.Unavailablef("part of this query's data is on data node %s, which is not alive; its partitions are being rebuilt, try again shortly", loc)
-		default:
-			add(loc, i)
+		}
+		owners[task] = i
+	}
+	if len(free) == 0 {
+		return owners, nil
+	}
+	if len(nodes) == 0 {
+		return nil, errs.Unavailablef("no data node is alive to read this query's tables")
+	}
+	sizes := make([]int64, len(free))
+	for i, task := range free {
+		sizes[i] = div.Bytes[task]
+	}
+	for node, members := range exec.AssignShares(sizes, len(nodes)) {
+		for _, m := range members {
+			owners[free[m]] = node
 		}
 	}
-	if len(free) > 0 {
-		if len(nodes) == 0 {
-			if len(order) == 0 {
-				return nil, nil
-			}
-			return nil, errs.Unavailablef("no data node is alive to read this query's tables")
-		}
-		sizes := make([]int64, len(free))
-		for i, task := range free {
-			sizes[i] = div.Bytes[task]
-		}
-		for share, members := range exec.AssignShares(sizes, min(len(nodes), len(free))) {
-			for _, m := range members {
-				add(nodes[share], free[m])
-			}
-		}
-	}
-	out := make([]nodePart, 0, len(order))
-	for _, addr := range order {
-		tasks := byNode[addr]
-		slices.Sort(tasks)
-		out = append(out, nodePart{addr: addr, tasks: tasks})
-	}
-	return out, nil
+	return owners, nil
 }
 
 // commandInfo describes a metadata result whose ticket is the command itself.

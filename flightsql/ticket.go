@@ -24,7 +24,7 @@ const (
 )
 
 const (
-	ticketVersion  = 4
+	ticketVersion  = 5
 	ticketHeader   = 1 + 1 + 8 // version, kind, expiry (unix nanoseconds)
 	ticketMACBytes = sha256.Size
 )
@@ -37,11 +37,20 @@ type statementTicket struct {
 	expires time.Time
 	// session is the naming context the statement was planned in; DoGet runs it there too.
 	session engine.Session
-	// divided selects a part of a divided query: the scan tasks listed in tasks
-	// (engine.ExecuteTasks). Otherwise the ticket runs the whole query.
-	divided bool
-	tasks   []int
-	sql     string
+	// stage, when set, makes the ticket one part of a distributed execution of the query
+	// (engine.ExecuteStage). Otherwise the ticket runs the whole query here.
+	stage *ticketStage
+	sql   string
+}
+
+// ticketStage is a statement ticket's part of a distributed execution: cluster.Stage without
+// what the ticket carries anyway (SQL, session, expiry), and the index of the data node that
+// redeems it (-1: the head).
+type ticketStage struct {
+	query  string
+	nodes  []string
+	owners [][]int
+	self   int
 }
 
 // ticketSigner signs and verifies tickets with a key private to one server process, so a
@@ -80,13 +89,23 @@ func (s *ticketSigner) encode(t statementTicket) []byte {
 		buf = appendString(buf, name)
 		buf = appendString(buf, t.session.Pins[name])
 	}
-	// 0: the whole query; n+1: a part made of n scan tasks.
-	if !t.divided {
+	// 0: the whole query; self+2: a part of a distributed execution.
+	if t.stage == nil {
 		buf = binary.AppendUvarint(buf, 0)
 	} else {
-		buf = binary.AppendUvarint(buf, uint64(len(t.tasks))+1)
-		for _, task := range t.tasks {
-			buf = binary.AppendUvarint(buf, uint64(task))
+		st := t.stage
+		buf = binary.AppendUvarint(buf, uint64(st.self+2))
+		buf = appendString(buf, st.query)
+		buf = binary.AppendUvarint(buf, uint64(len(st.nodes)))
+		for _, n := range st.nodes {
+			buf = appendString(buf, n)
+		}
+		buf = binary.AppendUvarint(buf, uint64(len(st.owners)))
+		for _, owners := range st.owners {
+			buf = binary.AppendUvarint(buf, uint64(len(owners)))
+			for _, o := range owners {
+				buf = binary.AppendUvarint(buf, uint64(o))
+			}
 		}
 	}
 	buf = append(buf, t.sql...)
@@ -131,20 +150,15 @@ func (s *ticketSigner) decode(raw []byte, now time.Time) (statementTicket, error
 		}
 		t.session.Pins[name] = version
 	}
-	count, k := binary.Uvarint(rest)
-	if k <= 0 || count > uint64(len(rest)) {
+	self, k := binary.Uvarint(rest)
+	if k <= 0 || self > 1<<20 {
 		return statementTicket{}, errs.Invalidf("ticket is not valid: truncated")
 	}
 	rest = rest[k:]
-	if count > 0 {
-		t.divided = true
-		t.tasks = make([]int, 0, count-1)
-		for range count - 1 {
-			v, k := binary.Uvarint(rest)
-			if k <= 0 || v > 1<<30 {
-				return statementTicket{}, errs.Invalidf("ticket is not valid: truncated")
-			}
-			t.tasks, rest = append(t.tasks, int(v)), rest[k:]
+	if self > 0 {
+		var err error
+		if t.stage, rest, err = readStage(rest, int(self)-2); err != nil {
+			return statementTicket{}, err
 		}
 	}
 	t.sql = string(rest)
@@ -155,6 +169,57 @@ func (s *ticketSigner) decode(raw []byte, now time.Time) (statementTicket, error
 		return statementTicket{}, errs.Invalidf("ticket expired at %s; run the statement again", t.expires.UTC().Format(time.RFC3339))
 	}
 	return t, nil
+}
+
+// readStage reads the ticketStage that encode wrote after its self field.
+func readStage(rest []byte, self int) (*ticketStage, []byte, error) {
+	truncated := errs.Invalidf("ticket is not valid: truncated")
+	st := &ticketStage{self: self}
+	var ok bool
+	if st.query, rest, ok = readString(rest); !ok {
+		return nil, nil, truncated
+	}
+	count := func() (int, bool) {
+		v, k := binary.Uvarint(rest)
+		if k <= 0 || v > uint64(len(rest)) {
+			return 0, false
+		}
+		rest = rest[k:]
+		return int(v), true
+	}
+	n, ok := count()
+	if !ok {
+		return nil, nil, truncated
+	}
+	for range n {
+		var addr string
+		if addr, rest, ok = readString(rest); !ok {
+			return nil, nil, truncated
+		}
+		st.nodes = append(st.nodes, addr)
+	}
+	if n, ok = count(); !ok {
+		return nil, nil, truncated
+	}
+	st.owners = make([][]int, n)
+	for i := range st.owners {
+		tasks, ok := count()
+		if !ok {
+			return nil, nil, truncated
+		}
+		st.owners[i] = make([]int, tasks)
+		for j := range tasks {
+			v, k := binary.Uvarint(rest)
+			if k <= 0 || v >= uint64(len(st.nodes)) {
+				return nil, nil, truncated
+			}
+			st.owners[i][j], rest = int(v), rest[k:]
+		}
+	}
+	if st.self >= len(st.nodes) {
+		return nil, nil, truncated
+	}
+	return st, rest, nil
 }
 
 // appendString appends s with a uvarint length prefix.

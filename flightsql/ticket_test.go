@@ -17,7 +17,10 @@ func TestTicketRoundTrip(t *testing.T) {
 		{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT 1"},
 		{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT 'ünïcødé', x FROM t WHERE y = '\x00'"},
 		{kind: ticketEmpty, expires: now.Add(time.Minute)},
-		{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT a FROM t", divided: true, tasks: []int{0, 2, 300},
+		{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT count(*) FROM t",
+			stage: &ticketStage{query: "q2", nodes: []string{"n:1"}, owners: [][]int{{0}}, self: -1}},
+		{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT a FROM t",
+			stage: &ticketStage{query: "q1", nodes: []string{"127.0.0.1:1", "127.0.0.1:2"}, owners: [][]int{{0, 1, 1}, {}, {1}}, self: 1},
 			session: engine.Session{Catalog: "lake", Schema: "ns", Pins: map[string]string{"t": "@42", "ns.u": "@7"}}},
 	} {
 		got, err := s.decode(s.encode(want), now)
@@ -25,19 +28,28 @@ func TestTicketRoundTrip(t *testing.T) {
 			t.Fatalf("decode(encode(%+v)): %v", want, err)
 		}
 		if got.kind != want.kind || got.sql != want.sql || !got.expires.Equal(want.expires) ||
-			got.divided != want.divided || !slices.Equal(got.tasks, want.tasks) || got.session.Catalog != want.session.Catalog ||
+			!sameStage(got.stage, want.stage) || got.session.Catalog != want.session.Catalog ||
 			got.session.Schema != want.session.Schema || !maps.Equal(got.session.Pins, want.session.Pins) {
 			t.Errorf("round trip = %+v, want %+v", got, want)
 		}
 	}
 }
 
+func sameStage(a, b *ticketStage) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.query == b.query && a.self == b.self && slices.Equal(a.nodes, b.nodes) &&
+		slices.EqualFunc(a.owners, b.owners, func(x, y []int) bool { return slices.Equal(x, y) })
+}
+
 // Servers given the same key accept each other's tickets: the head signs, data nodes verify.
 func TestTicketKeySharedAcrossServers(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	head, node := newTicketSigner([]byte("cluster secret")), newTicketSigner([]byte("cluster secret"))
-	raw := head.encode(statementTicket{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT 1", divided: true, tasks: []int{1}})
-	if got, err := node.decode(raw, now); err != nil || !got.divided || len(got.tasks) != 1 {
+	raw := head.encode(statementTicket{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT 1",
+		stage: &ticketStage{query: "q", nodes: []string{"a", "b"}, owners: [][]int{{1}}, self: 0}})
+	if got, err := node.decode(raw, now); err != nil || got.stage == nil || len(got.stage.owners[0]) != 1 {
 		t.Errorf("node refused the head's ticket: %+v %v", got, err)
 	}
 	if _, err := newTicketSigner([]byte("another secret")).decode(raw, now); errs.CategoryOf(err) != errs.InvalidInput {

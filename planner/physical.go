@@ -17,6 +17,9 @@ type PhysicalOptions struct {
 	// NoPushdown makes every scan read whole tables, all columns and no source-side filter,
 	// and select its columns afterwards: the baseline that pushdown is measured against.
 	NoPushdown bool
+	// Nodes is the number of data nodes a distributed plan spreads over (0: plan for one
+	// process). See PlanDistributed.
+	Nodes int
 }
 
 // Physical turns an optimized logical plan into an operator tree. The root may have several
@@ -35,6 +38,14 @@ func Physical(p Plan, opts PhysicalOptions) (exec.Operator, error) {
 type physicalPlanner struct {
 	opts  PhysicalOptions
 	outer []Schema
+	// placed holds the placement of each operator whose partitions run on data nodes, while a
+	// distributed plan is built (nil otherwise); scans and shuffles number them.
+	placed   map[exec.Operator]exec.Placement
+	scans    []*exec.Scan
+	shuffles int
+	// local is set when the plan reads a table that only this process has (a memory or system
+	// table): data nodes could not plan it.
+	local bool
 }
 
 func (pp *physicalPlanner) plan(p Plan) (exec.Operator, error) {
@@ -59,21 +70,27 @@ func (pp *physicalPlanner) planNode(p Plan) (exec.Operator, error) {
 		if err != nil {
 			return nil, err
 		}
+		if HasSubquery(p.Cond) {
+			in = pp.gather(in)
+		}
 		cond, err := pp.expr(p.Cond, p.Input.Schema())
 		if err != nil {
 			return nil, err
 		}
-		return exec.NewFilter(in, cond), nil
+		return pp.inherit(exec.NewFilter(in, cond), in), nil
 	case *Project:
 		in, err := pp.plan(p.Input)
 		if err != nil {
 			return nil, err
 		}
+		if anySubquery(p.Exprs) {
+			in = pp.gather(in)
+		}
 		exprs, err := pp.exprs(p.Exprs, p.Input.Schema())
 		if err != nil {
 			return nil, err
 		}
-		return exec.NewProject(in, exprs, names(p.Columns)), nil
+		return pp.inherit(exec.NewProject(in, exprs, names(p.Columns)), in), nil
 	case *Aggregate:
 		return pp.planAggregate(p)
 	case *Join:
@@ -108,7 +125,11 @@ func (pp *physicalPlanner) planScan(p *Scan) (exec.Operator, error) {
 		return pp.planWholeScan(p)
 	}
 	req := catalog.ScanRequest{Columns: p.Indices, Limit: p.Limit, Filter: scanFilter(p)}
-	return exec.NewScan(p.Table, p.Name, req, filters)
+	op, err := exec.NewScan(p.Table, p.Name, req, filters)
+	if err != nil {
+		return nil, err
+	}
+	return pp.placeScan(op, op), nil
 }
 
 // planWholeScan reads every column of p's table with no source-side filter, then filters and
@@ -130,6 +151,7 @@ func (pp *physicalPlanner) planWholeScan(p *Scan) (exec.Operator, error) {
 	if err != nil {
 		return nil, err
 	}
+	scan := op
 	if pp.opts.Analyze {
 		op = exec.Instrument(op)
 	}
@@ -137,7 +159,7 @@ func (pp *physicalPlanner) planWholeScan(p *Scan) (exec.Operator, error) {
 	for i, idx := range p.Indices {
 		cols[i] = exec.NewColumn(idx, p.Columns[i].Name, op.Schema().Field(idx).Type)
 	}
-	return exec.NewProject(op, cols, names(p.Columns)), nil
+	return pp.placeScan(exec.NewProject(op, cols, names(p.Columns)), scan), nil
 }
 
 func (pp *physicalPlanner) planValues(p *Values) (exec.Operator, error) {
@@ -180,6 +202,9 @@ func (pp *physicalPlanner) planAggregate(p *Aggregate) (exec.Operator, error) {
 }
 
 func (pp *physicalPlanner) aggregate(in exec.Operator, keys []exec.Expr, keyNames []string, specs []exec.AggregateSpec, distinct bool) (exec.Operator, error) {
+	if pp.isPlaced(in) {
+		return pp.distributedAggregate(in, keys, keyNames, specs, distinct)
+	}
 	if distinct || in.Partitions() == 1 {
 		return exec.NewHashAggregate(pp.single(in), keys, keyNames, specs, exec.AggregateSingle)
 	}
@@ -201,8 +226,40 @@ func (pp *physicalPlanner) aggregate(in exec.Operator, keys []exec.Expr, keyName
 	return exec.NewHashAggregate(merged, finalKeys, keyNames, specs, exec.AggregateFinal)
 }
 
-// single returns op with its partitions merged into one.
+// distributedAggregate aggregates input whose partitions run on data nodes: partial aggregates
+// where the input is, a shuffle of the partial groups by key and the final aggregate per bucket
+// (or, without keys, gathered). DISTINCT aggregates shuffle the input rows themselves and
+// aggregate each bucket in one stage.
+func (pp *physicalPlanner) distributedAggregate(in exec.Operator, keys []exec.Expr, keyNames []string, specs []exec.AggregateSpec, distinct bool) (exec.Operator, error) {
+	if distinct {
+		shuffled := pp.shuffle(in, keys)
+		op, err := exec.NewHashAggregate(shuffled, keys, keyNames, specs, exec.AggregateSingle)
+		if err != nil {
+			return nil, err
+		}
+		return pp.inherit(op, shuffled), nil
+	}
+	partial, err := exec.NewHashAggregate(in, keys, keyNames, specs, exec.AggregatePartial)
+	if err != nil {
+		return nil, err
+	}
+	pp.inherit(partial, in)
+	finalKeys := make([]exec.Expr, len(keys))
+	for i, k := range keys {
+		finalKeys[i] = exec.NewColumn(i, keyNames[i], k.DataType())
+	}
+	merged := pp.shuffle(partial, finalKeys)
+	op, err := exec.NewHashAggregate(merged, finalKeys, keyNames, specs, exec.AggregateFinal)
+	if err != nil {
+		return nil, err
+	}
+	return pp.inherit(op, merged), nil
+}
+
+// single returns op with its partitions merged into one (gathered from the data nodes when
+// they run there).
 func (pp *physicalPlanner) single(op exec.Operator) exec.Operator {
+	op = pp.gather(op)
 	if op.Partitions() == 1 {
 		return op
 	}
@@ -221,13 +278,17 @@ func (pp *physicalPlanner) planJoin(p *Join) (exec.Operator, error) {
 	ls, rs := p.Left.Schema(), p.Right.Schema()
 	both := append(append(Schema{}, ls...), rs...)
 	kind := execJoinKind(p.Kind)
+	lkeys, rkeys, residual := splitEquiKeys(p.On, SchemaIDs(ls), SchemaIDs(rs))
+	if pp.isPlaced(left) && pp.isPlaced(right) && len(lkeys) > 0 && p.Kind != NullAwareAntiJoin && !HasSubquery(p.On) {
+		return pp.partitionedJoin(left, right, kind, lkeys, rkeys, residual, ls, rs)
+	}
+	left, right = pp.gather(left), pp.gather(right)
 	if p.On == nil {
 		if p.Kind == NullAwareAntiJoin {
 			return nil, errs.Internalf("null-aware anti join without a condition")
 		}
 		return exec.NewNestedLoopJoin(left, right, kind, nil)
 	}
-	lkeys, rkeys, residual := splitEquiKeys(p.On, SchemaIDs(ls), SchemaIDs(rs))
 	if len(lkeys) == 0 || (p.Kind == NullAwareAntiJoin && residual != nil) {
 		if p.Kind == NullAwareAntiJoin {
 			return nil, errs.Internalf("null-aware anti join needs a plain equality condition")
@@ -253,6 +314,55 @@ func (pp *physicalPlanner) planJoin(p *Join) (exec.Operator, error) {
 		}
 	}
 	return exec.NewHashJoin(left, right, kind, lk, rk, res)
+}
+
+// partitionedJoin joins two distributed sides on node p over bucket p of each, both shuffled by
+// their join keys cast to the types the join compares in.
+func (pp *physicalPlanner) partitionedJoin(left, right exec.Operator, kind exec.JoinKind, lkeys, rkeys []Expr, residual Expr, ls, rs Schema) (exec.Operator, error) {
+	lk, err := pp.exprs(lkeys, ls)
+	if err != nil {
+		return nil, err
+	}
+	rk, err := pp.exprs(rkeys, rs)
+	if err != nil {
+		return nil, err
+	}
+	var res exec.Expr
+	if residual != nil {
+		if res, err = pp.expr(residual, append(append(Schema{}, ls...), rs...)); err != nil {
+			return nil, err
+		}
+	}
+	types, err := exec.JoinKeyTypes(lk, rk)
+	if err != nil {
+		return nil, err
+	}
+	hashKeys := func(keys []exec.Expr) ([]exec.Expr, error) {
+		out := make([]exec.Expr, len(keys))
+		for i, k := range keys {
+			out[i] = k
+			if !arrow.TypeEqual(k.DataType(), types[i]) {
+				if out[i], err = exec.NewCast(k, types[i]); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return out, nil
+	}
+	lh, err := hashKeys(lk)
+	if err != nil {
+		return nil, err
+	}
+	rh, err := hashKeys(rk)
+	if err != nil {
+		return nil, err
+	}
+	lshuf, rshuf := pp.shuffle(left, lh), pp.shuffle(right, rh)
+	op, err := exec.NewPartitionedHashJoin(lshuf, rshuf, kind, lk, rk, res)
+	if err != nil {
+		return nil, err
+	}
+	return pp.inherit(op, lshuf), nil
 }
 
 func execJoinKind(k JoinKind) exec.JoinKind {
@@ -296,6 +406,7 @@ func (pp *physicalPlanner) planSort(p *Sort, fetch int64) (exec.Operator, error)
 	if err != nil {
 		return nil, err
 	}
+	in = pp.gather(in)
 	keys := make([]exec.SortKey, len(p.Keys))
 	for i, k := range p.Keys {
 		e, err := pp.expr(k.Expr, p.Input.Schema())
@@ -332,7 +443,7 @@ func (pp *physicalPlanner) planUnion(p *Union) (exec.Operator, error) {
 		if err != nil {
 			return nil, err
 		}
-		op, err = castColumns(op, child.Schema(), p.Columns)
+		op, err = castColumns(pp.gather(op), child.Schema(), p.Columns)
 		if err != nil {
 			return nil, err
 		}

@@ -117,7 +117,9 @@ func startWorker(ctx context.Context, listen, head, id, advertise string, cfg en
 		_ = lis.Close()
 		return nil, fmt.Errorf("data node %s: starting the engine: %w", id, err)
 	}
-	srv := flightsql.NewServer(eng, flightsql.Options{Version: version, TicketKey: key, Extend: cluster.NodeActions(cluster.NodeConfig{ID: id, Version: version, Key: key, Store: eng})})
+	eng.UseShuffles(cluster.NewShuffles(key))
+	node := cluster.NodeConfig{ID: id, Version: version, Key: key, Store: eng, Shuffles: eng}
+	srv := flightsql.NewServer(eng, flightsql.Options{Version: version, TicketKey: key, Extend: cluster.NodeActions(node)})
 	w := &worker{id: id, srv: srv, agent: make(chan error, 1), served: make(chan error, 1)}
 	go func() { w.served <- w.srv.Serve(lis) }()
 	slog.Info("cachedb worker listening on "+lis.Addr().String(), "node", id, "addr", advertise, "head", head)

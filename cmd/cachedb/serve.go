@@ -133,6 +133,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	defer datasets.Close()
 	system.ShowDatasets(datasets)
 	eng.UseDatasets(datasets)
+	eng.UseShuffles(cluster.NewShuffles(key))
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", listen, err)

@@ -1,0 +1,322 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/exec"
+	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/planner"
+	"github.com/cachedb/cachedb/sql"
+)
+
+// DistributedPlan describes how a query runs over data nodes (planner.PlanDistributed).
+type DistributedPlan struct {
+	// Scans describe the tasks of each distributed scan, by number: what the head places on
+	// the nodes (cluster.Stage.Owners).
+	Scans []Division
+	// OnNodes is true when the final stage runs on the data nodes, one endpoint per node;
+	// otherwise it runs on the head, which gathers what it needs from the nodes.
+	OnNodes bool
+	// RootScan, when OnNodes, is the distributed scan whose tasks are the final stage's
+	// partitions (a node gets an endpoint iff it reads one of them), or -1 when the final stage
+	// is made of shuffle buckets (every node gets an endpoint).
+	RootScan int
+	// Shuffles counts the exchanges of rows between nodes.
+	Shuffles int
+}
+
+// Distribute plans a query over nodes data nodes, or returns nil when it runs in one process (no
+// distributed scan, or a table only this process has).
+func (e *Engine) Distribute(ctx context.Context, sqlText string, nodes int) (*DistributedPlan, error) {
+	op, dist, err := e.planDistributed(ctx, sqlText, nodes)
+	if err != nil || op == nil {
+		return nil, err
+	}
+	out := &DistributedPlan{OnNodes: dist.Root != nil, RootScan: -1, Shuffles: dist.Shuffles}
+	if dist.Root != nil {
+		out.RootScan = dist.Root.Scan
+	}
+	for _, s := range dist.Scans {
+		out.Scans = append(out.Scans, Division{Bytes: s.TaskBytes(), Locations: s.TaskLocations()})
+	}
+	return out, nil
+}
+
+func (e *Engine) planDistributed(ctx context.Context, sqlText string, nodes int) (exec.Operator, planner.Distribution, error) {
+	if nodes < 1 {
+		return nil, planner.Distribution{}, nil
+	}
+	tables, err := e.tablesFor(ctx)
+	if err != nil {
+		return nil, planner.Distribution{}, err
+	}
+	stmt, err := sql.Bind(ctx, sqlText, tables, nil)
+	if err != nil {
+		return nil, planner.Distribution{}, err
+	}
+	q, ok := stmt.(*planner.Query)
+	if !ok {
+		return nil, planner.Distribution{}, nil
+	}
+	opts := e.physicalOptions(false)
+	opts.Nodes = nodes
+	return planner.PlanDistributed(q, opts)
+}
+
+// ExecuteStage runs this process's part of a distributed execution of st (planned in the
+// Session of ctx, which must carry st's pins): on data node self, the partitions of the final
+// stage it owns; on the head (self < 0), the whole final stage, gathering from the nodes.
+func (e *Engine) ExecuteStage(ctx context.Context, st cluster.Stage, self int) (*Result, error) {
+	op, dist, err := e.planDistributed(ctx, st.SQL, len(st.Nodes))
+	if err != nil {
+		return nil, err
+	}
+	if op == nil {
+		return nil, errs.Invalidf("this query does not divide among data nodes")
+	}
+	ex := &stageExchange{e: e, st: st, self: self}
+	switch {
+	case self >= 0 && dist.Root != nil:
+		owned, err := dist.Root.Owned(ex, op.Partitions())
+		if err != nil {
+			return nil, err
+		}
+		share, err := exec.NewShareOf(op, owned)
+		if err != nil {
+			return nil, err
+		}
+		op = exec.NewCoalesce(share)
+	case self >= 0:
+		return nil, errs.Invalidf("the final stage of this query runs on the head, not on a data node")
+	case dist.Root != nil:
+		return nil, errs.Invalidf("the final stage of this query runs on the data nodes, not on the head")
+	}
+	tc := e.taskContext(nil)
+	tc.Exchange = ex
+	rdr, err := op.Execute(ctx, 0, tc)
+	if err != nil {
+		tc.Cache.Release()
+		return nil, err
+	}
+	return &Result{Schema: op.Schema(), Reader: &cachedReader{RecordReader: rdr, cache: tc.Cache}}, nil
+}
+
+// UseShuffles makes the engine fetch shuffle buckets from other data nodes with s.
+func (e *Engine) UseShuffles(s *cluster.Shuffles) { e.shuffles.client = s }
+
+// stageExchange is the exec.Exchange of one execution of a stage in this process.
+type stageExchange struct {
+	e    *Engine
+	st   cluster.Stage
+	self int
+}
+
+func (x *stageExchange) Nodes() int { return len(x.st.Nodes) }
+func (x *stageExchange) Self() int  { return x.self }
+
+func (x *stageExchange) TaskOwners(scan int) ([]int, error) {
+	if scan < 0 || scan >= len(x.st.Owners) {
+		return nil, errs.Internalf("the stage places %d scans, the plan has scan %d", len(x.st.Owners), scan)
+	}
+	return x.st.Owners[scan], nil
+}
+
+// Fetch reads a bucket produced on node: from this engine when node is this process, else over
+// Flight.
+func (x *stageExchange) Fetch(ctx context.Context, node, shuffle, bucket int) (array.RecordReader, error) {
+	t := cluster.ShuffleTicket{Stage: x.st, Shuffle: shuffle, Bucket: bucket, Node: node}
+	if node == x.self {
+		return x.e.ServeShuffle(ctx, t)
+	}
+	if x.e.shuffles.client == nil {
+		return nil, errs.Internalf("this process has no way to reach data node %d for shuffle %d", node, shuffle)
+	}
+	return x.e.shuffles.client.Fetch(ctx, t)
+}
+
+// maxShuffleRun bounds how long a node keeps a shuffle's producer and its unread buckets.
+const maxShuffleRun = 15 * time.Minute
+
+// shuffleRuns holds the shuffle producers running on this data node, by execution and shuffle.
+type shuffleRuns struct {
+	client *cluster.Shuffles
+	mu     sync.Mutex
+	byKey  map[shuffleKey]*shuffleSlot
+	// ends stops a running producer and frees its execution's cache.
+	ends map[*exec.ShuffleOutput]func()
+}
+
+type shuffleKey struct {
+	query   string
+	shuffle int
+}
+
+// shuffleSlot serializes the claims and starts of one shuffle of one execution, so that the
+// first fetches of its buckets, which arrive together from every node, share one producer.
+type shuffleSlot struct {
+	mu   sync.Mutex
+	runs []*exec.ShuffleOutput
+}
+
+// ServeShuffle implements cluster.ShuffleSource: it streams this node's part of one bucket,
+// from a running producer of the shuffle that has not given that bucket out yet, or from a new
+// one. A producer ends when all of its buckets have been read, or after the stage's expiry.
+func (e *Engine) ServeShuffle(ctx context.Context, t cluster.ShuffleTicket) (array.RecordReader, error) {
+	key := shuffleKey{query: t.Stage.Query, shuffle: t.Shuffle}
+	e.shuffles.mu.Lock()
+	if e.shuffles.byKey == nil {
+		e.shuffles.byKey = map[shuffleKey]*shuffleSlot{}
+	}
+	slot := e.shuffles.byKey[key]
+	if slot == nil {
+		slot = &shuffleSlot{}
+		e.shuffles.byKey[key] = slot
+	}
+	e.shuffles.mu.Unlock()
+
+	slot.mu.Lock()
+	defer slot.mu.Unlock()
+	for _, out := range slot.runs {
+		rdr, ok, err := out.Claim(ctx, t.Bucket)
+		if err != nil || ok {
+			return e.endWhenDrained(rdr, key, out), err
+		}
+	}
+	out, err := e.startShuffle(ctx, t, key)
+	if err != nil {
+		return nil, err
+	}
+	slot.runs = append(slot.runs, out)
+	rdr, _, err := out.Claim(ctx, t.Bucket)
+	if err != nil {
+		return nil, err
+	}
+	return e.endWhenDrained(rdr, key, out), nil
+}
+
+// startShuffle plans t's query as this node and starts producing the buckets of its shuffle.
+func (e *Engine) startShuffle(ctx context.Context, t cluster.ShuffleTicket, key shuffleKey) (*exec.ShuffleOutput, error) {
+	st := t.Stage
+	ctx = WithSession(ctx, Session{Catalog: st.Catalog, Schema: st.Schema, Pins: st.Pins})
+	op, _, err := e.planDistributed(ctx, st.SQL, len(st.Nodes))
+	if err != nil {
+		return nil, err
+	}
+	shuffle := findShuffle(op, t.Shuffle)
+	if shuffle == nil {
+		return nil, errs.Invalidf("shuffle %d is not part of this query's plan on this node", t.Shuffle)
+	}
+	tc := e.taskContext(nil)
+	tc.Exchange = &stageExchange{e: e, st: st, self: t.Node}
+	deadline := time.Now().Add(maxShuffleRun)
+	if st.Expires.Before(deadline) {
+		deadline = st.Expires
+	}
+	runCtx, cancel := context.WithDeadline(WithSession(context.Background(), SessionFrom(ctx)), deadline)
+	out := exec.StartShuffle(runCtx, shuffle, tc)
+	timer := time.AfterFunc(time.Until(deadline), func() { e.endShuffle(key, out) })
+	go func() {
+		<-runCtx.Done()
+		timer.Stop()
+	}()
+	e.shuffles.mu.Lock()
+	if e.shuffles.ends == nil {
+		e.shuffles.ends = map[*exec.ShuffleOutput]func(){}
+	}
+	e.shuffles.ends[out] = func() {
+		cancel()
+		tc.Cache.Release()
+	}
+	e.shuffles.mu.Unlock()
+	return out, nil
+}
+
+// endWhenDrained returns rdr, which ends the producer out once every bucket has been read.
+func (e *Engine) endWhenDrained(rdr array.RecordReader, key shuffleKey, out *exec.ShuffleOutput) array.RecordReader {
+	if rdr == nil {
+		return nil
+	}
+	return &releaseHook{RecordReader: rdr, onRelease: func() {
+		if out.Drained() {
+			e.endShuffle(key, out)
+		}
+	}}
+}
+
+// endShuffle stops a producer, frees what it holds and forgets it.
+func (e *Engine) endShuffle(key shuffleKey, out *exec.ShuffleOutput) {
+	e.shuffles.mu.Lock()
+	end, ok := e.shuffles.ends[out]
+	delete(e.shuffles.ends, out)
+	slot := e.shuffles.byKey[key]
+	e.shuffles.mu.Unlock()
+	if !ok {
+		return
+	}
+	out.Close()
+	end()
+	if slot == nil {
+		return
+	}
+	slot.mu.Lock()
+	for i, r := range slot.runs {
+		if r == out {
+			slot.runs = append(slot.runs[:i], slot.runs[i+1:]...)
+			break
+		}
+	}
+	empty := len(slot.runs) == 0
+	slot.mu.Unlock()
+	if empty {
+		e.shuffles.mu.Lock()
+		if e.shuffles.byKey[key] == slot {
+			delete(e.shuffles.byKey, key)
+		}
+		e.shuffles.mu.Unlock()
+	}
+}
+
+// findShuffle returns the shuffle numbered id in op's tree.
+func findShuffle(op exec.Operator, id int) *exec.Shuffle {
+	if s, ok := op.(*exec.Shuffle); ok && s.ID() == id {
+		return s
+	}
+	for _, c := range op.Children() {
+		if s := findShuffle(c, id); s != nil {
+			return s
+		}
+	}
+	return nil
+}
+
+// releaseHook calls onRelease after its last Release.
+type releaseHook struct {
+	array.RecordReader
+	once      sync.Once
+	refs      int64
+	mu        sync.Mutex
+	onRelease func()
+}
+
+func (r *releaseHook) Retain() {
+	r.mu.Lock()
+	r.refs++
+	r.mu.Unlock()
+	r.RecordReader.Retain()
+}
+
+func (r *releaseHook) Release() {
+	r.mu.Lock()
+	last := r.refs == 0
+	r.refs--
+	r.mu.Unlock()
+	r.RecordReader.Release()
+	if last {
+		r.once.Do(r.onRelease)
+	}
+}

@@ -1,0 +1,216 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+// Exchange connects the Shuffle operators of one distributed execution of a query with the data
+// nodes that take part in it. Every node plans the same query with the same snapshots, so the
+// Shuffles and the distributed scans are numbered alike everywhere (in planning order).
+type Exchange interface {
+	// Nodes is how many data nodes take part. The buckets of a shuffle into Nodes() partitions
+	// are run by the node of the same index.
+	Nodes() int
+	// Self is this process's index among the nodes, or -1 when it is not one of them (the head).
+	Self() int
+	// TaskOwners gives, for the scan-th distributed scan of the plan, the node that reads each
+	// of its tasks.
+	TaskOwners(scan int) ([]int, error)
+	// Fetch opens the rows that node produced for one bucket of a shuffle.
+	Fetch(ctx context.Context, node, shuffle, bucket int) (array.RecordReader, error)
+}
+
+// Placement says where the partitions of a distributed operator run.
+type Placement struct {
+	// Scan is the index of the distributed scan whose tasks are the partitions, placed by
+	// Exchange.TaskOwners; -1 when the partitions are buckets of a shuffle, partition p run by
+	// node p.
+	Scan int
+}
+
+// Buckets is the placement of a shuffle's output: partition p is run by node p.
+var Buckets = Placement{Scan: -1}
+
+// Owned returns which of the n partitions of an operator placed at pl the node ex.Self() runs,
+// in increasing order.
+func (pl Placement) Owned(ex Exchange, n int) ([]int, error) {
+	self := ex.Self()
+	if self < 0 {
+		return nil, errs.Internalf("a distributed stage runs only on data nodes")
+	}
+	var owned []int
+	if pl.Scan < 0 {
+		for p := self; p < n; p += max(ex.Nodes(), 1) {
+			owned = append(owned, p)
+		}
+		return owned, nil
+	}
+	owners, err := ex.TaskOwners(pl.Scan)
+	if err != nil {
+		return nil, err
+	}
+	if len(owners) != n {
+		return nil, errs.Internalf("distributed scan %d has %d tasks, its placement names %d", pl.Scan, n, len(owners))
+	}
+	for p, node := range owners {
+		if node == self {
+			owned = append(owned, p)
+		}
+	}
+	return owned, nil
+}
+
+// Shuffle moves rows between data nodes: every node runs the input partitions it owns (by
+// Placement) and splits their rows into n buckets, by a hash of the key columns (rows with equal
+// keys, NULLs included, land in the same bucket) or, without keys, all into bucket 0; partition
+// p of the Shuffle is bucket p gathered from every node. The hash is fixed, so every node splits
+// alike.
+//
+// Execute(p) is the consumer side: it fetches bucket p from each node through the
+// TaskContext's Exchange and merges the streams. Produce is the producer side, which the engine
+// runs on each node when the first fetch of a bucket arrives (see ShuffleOutput).
+type Shuffle struct {
+	id     int
+	input  Operator
+	placed Placement
+	keys   []Expr
+	n      int
+}
+
+// NewShuffle returns shuffle number id of a distributed plan, moving input (whose partitions run
+// where placed says) into n buckets hashed by keys (all into one bucket when keys is empty).
+func NewShuffle(id int, input Operator, placed Placement, keys []Expr, n int) *Shuffle {
+	if len(keys) == 0 {
+		n = 1
+	}
+	return &Shuffle{id: id, input: input, placed: placed, keys: keys, n: max(n, 1)}
+}
+
+func (s *Shuffle) Schema() *arrow.Schema { return s.input.Schema() }
+func (s *Shuffle) Children() []Operator  { return []Operator{s.input} }
+func (s *Shuffle) Partitions() int       { return s.n }
+
+// ID is the shuffle's number within its plan.
+func (s *Shuffle) ID() int { return s.id }
+
+func (s *Shuffle) String() string {
+	if len(s.keys) == 0 {
+		return fmt.Sprintf("Shuffle %d: gather from data nodes", s.id)
+	}
+	parts := make([]string, len(s.keys))
+	for i, k := range s.keys {
+		parts[i] = k.String()
+	}
+	return fmt.Sprintf("Shuffle %d: hash(%s) into %d buckets across data nodes", s.id, strings.Join(parts, ", "), s.n)
+}
+
+// Execute gathers bucket partition from every node.
+func (s *Shuffle) Execute(ctx context.Context, partition int, tc *TaskContext) (array.RecordReader, error) {
+	if partition < 0 || partition >= s.n {
+		return nil, errs.Internalf("shuffle has %d partitions, asked for %d", s.n, partition)
+	}
+	if tc.Exchange == nil {
+		return nil, errs.Internalf("shuffle %d executed without a data node exchange", s.id)
+	}
+	from := &shuffleSources{schema: s.Schema(), ex: tc.Exchange, shuffle: s.id, bucket: partition}
+	return NewCoalesce(from).Execute(ctx, 0, tc)
+}
+
+// Produce runs, on the node tc.Exchange.Self(), the input partitions that node owns, and hands
+// each piece of their rows to emit with its bucket. emit owns the batch it is given. Produce
+// returns when every owned partition has been read, or with the first error.
+func (s *Shuffle) Produce(ctx context.Context, tc *TaskContext, emit func(bucket int, b arrow.RecordBatch) error) error {
+	if tc.Exchange == nil {
+		return errs.Internalf("shuffle %d produced without a data node exchange", s.id)
+	}
+	owned, err := s.placed.Owned(tc.Exchange, s.input.Partitions())
+	if err != nil {
+		return err
+	}
+	group, gctx := errgroup.WithContext(ctx)
+	group.SetLimit(shuffleProducers)
+	for _, p := range owned {
+		group.Go(func() error { return s.produce(gctx, p, tc, emit) })
+	}
+	return group.Wait()
+}
+
+// shuffleProducers bounds the input partitions one node reads at once for a shuffle.
+const shuffleProducers = 4
+
+func (s *Shuffle) produce(ctx context.Context, p int, tc *TaskContext, emit func(int, arrow.RecordBatch) error) error {
+	rdr, err := s.input.Execute(ctx, p, tc)
+	if err != nil {
+		return err
+	}
+	defer rdr.Release()
+	for {
+		b, err := nextNonEmpty(rdr)
+		if b == nil || err != nil {
+			return err
+		}
+		if s.n == 1 {
+			if err := emit(0, b); err != nil {
+				return err
+			}
+			continue
+		}
+		err = s.route(ctx, tc, b, emit)
+		b.Release()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (s *Shuffle) route(ctx context.Context, tc *TaskContext, b arrow.RecordBatch, emit func(int, arrow.RecordBatch) error) error {
+	rows, err := hashPartitionRows(ctx, tc, b, s.keys, s.n)
+	if err != nil {
+		return err
+	}
+	for bucket, idx := range rows {
+		if len(idx) == 0 {
+			continue
+		}
+		if len(idx) == int(b.NumRows()) {
+			b.Retain()
+			return emit(bucket, b)
+		}
+		piece, err := takeBatchRows(ctx, tc, b, idx)
+		if err != nil {
+			return err
+		}
+		if err := emit(bucket, piece); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shuffleSources has one partition per node: partition i is what node i produced for one
+// bucket of one shuffle. Coalescing it gathers the bucket.
+type shuffleSources struct {
+	schema  *arrow.Schema
+	ex      Exchange
+	shuffle int
+	bucket  int
+}
+
+func (f *shuffleSources) Schema() *arrow.Schema { return f.schema }
+func (f *shuffleSources) Children() []Operator  { return nil }
+func (f *shuffleSources) Partitions() int       { return max(f.ex.Nodes(), 1) }
+func (f *shuffleSources) String() string {
+	return fmt.Sprintf("ShuffleSources: shuffle %d bucket %d", f.shuffle, f.bucket)
+}
+
+func (f *shuffleSources) Execute(ctx context.Context, node int, _ *TaskContext) (array.RecordReader, error) {
+	return f.ex.Fetch(ctx, node, f.shuffle, f.bucket)
+}

@@ -1,0 +1,89 @@
+package flightsql
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cachedb/cachedb/catalog"
+	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/engine"
+)
+
+// TestDistributedQueriesMatchOneProcess runs aggregates, DISTINCT, joins, unions, sorts and
+// subqueries over an Iceberg table on a head with three data nodes, where they are cut into
+// stages at shuffles, and compares every answer with the same query run by a server alone.
+func TestDistributedQueriesMatchOneProcess(t *testing.T) {
+	ctx := context.Background()
+	wh := demoWarehouse(t)
+	newEngineConfig := func() engine.Config {
+		return engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}
+	}
+	key := []byte("cluster secret")
+	var nodes []string
+	for range 3 {
+		nodes = append(nodes, startDataNode(t, newEngineConfig(), key).addr)
+	}
+	head := startServer(t, newEngineConfig(), Options{TicketKey: key, DataNodes: func() []string { return nodes }})
+	head.eng.UseShuffles(cluster.NewShuffles(key))
+	alone := startServer(t, newEngineConfig(), Options{})
+
+	tests := []struct {
+		query string
+		// endpoints is how many endpoints the answer has: one per node when the final stage runs
+		// there, one (the head) when a sort or a global aggregate needs one place.
+		endpoints int
+	}{
+		{"SELECT city, count(*), sum(fare), min(ride_id), max(ride_id), round(avg(distance_km), 6) FROM demo.rides GROUP BY city", 3},
+		{"SELECT city, passengers, count(*) FROM demo.rides WHERE distance_km > 5 GROUP BY city, passengers", 3},
+		{"SELECT passengers % 2, count(*) FROM demo.rides GROUP BY passengers % 2", 3},
+		{"SELECT count(*), sum(fare), round(avg(distance_km), 6), min(pickup_at) FROM demo.rides", 1},
+		{"SELECT DISTINCT city FROM demo.rides", 3},
+		{"SELECT DISTINCT passengers, label FROM demo.rides WHERE city = 'Lisbon'", 3},
+		{"SELECT city, count(DISTINCT passengers) FROM demo.rides GROUP BY city", 3},
+		{"SELECT count(DISTINCT city) FROM demo.rides", 1},
+		{"SELECT city, count(*) AS n FROM demo.rides GROUP BY city HAVING count(*) > 20000 ORDER BY n DESC LIMIT 3", 1},
+		{"SELECT ride_id, fare FROM demo.rides ORDER BY fare DESC, ride_id LIMIT 5", 1},
+		{"SELECT a.city, count(*) FROM demo.rides a JOIN demo.rides b ON a.ride_id = b.ride_id + 1 WHERE a.passengers = 2 GROUP BY a.city", 3},
+		{"SELECT a.ride_id, b.city FROM demo.rides a JOIN demo.rides b ON a.ride_id = b.ride_id + 7 AND a.city <> b.city WHERE a.ride_id < 5000", 3},
+		{"SELECT count(*), count(b.ride_id) FROM demo.rides a LEFT JOIN (SELECT ride_id FROM demo.rides WHERE label = 1) b ON a.ride_id = b.ride_id", 1},
+		{"SELECT count(*) FROM demo.rides WHERE ride_id IN (SELECT ride_id FROM demo.rides WHERE tip > 5)", 1},
+		{"SELECT count(*) FROM demo.rides WHERE passengers NOT IN (SELECT passengers FROM demo.rides WHERE city = 'Lisbon' AND passengers > 3)", 1},
+		{"SELECT city FROM demo.rides WHERE ride_id < 100 UNION SELECT city FROM demo.rides WHERE ride_id > 199900", 1},
+		{"SELECT count(*) FROM demo.rides WHERE fare > (SELECT avg(fare) FROM demo.rides)", 1},
+		{"SELECT city, sum(fare) FROM demo.rides WHERE ride_id BETWEEN 1000 AND 1200 GROUP BY city ORDER BY city", 1},
+	}
+	headConn, aloneConn := head.sessionConn(t), alone.sessionConn(t)
+	cl := head.arrowClient(t)
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			info, err := cl.Execute(ctx, tt.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(info.Endpoint) != tt.endpoints {
+				t.Errorf("%d endpoints, want %d", len(info.Endpoint), tt.endpoints)
+			}
+			if tt.endpoints > 1 {
+				for i, ep := range info.Endpoint {
+					if len(ep.Location) != 1 || ep.Location[0].Uri != "grpc://"+nodes[i] {
+						t.Errorf("endpoint %d at %v, want data node %s", i, ep.Location, nodes[i])
+					}
+				}
+			}
+			_, got := adbcQuery(t, headConn, tt.query)
+			_, want := adbcQuery(t, aloneConn, tt.query)
+			if !strings.Contains(tt.query, "ORDER BY") {
+				slices.Sort(got)
+				slices.Sort(want)
+			}
+			if len(want) == 0 {
+				t.Fatal("the reference answer is empty: the query tests nothing")
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("distributed answer differs: %d rows, want %d\n got %.300v\nwant %.300v", len(got), len(want), got, want)
+			}
+		})
+	}
+}
