@@ -20,7 +20,7 @@ func TestTicketRoundTrip(t *testing.T) {
 		{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT count(*) FROM t",
 			stage: &ticketStage{query: "q2", nodes: []string{"n:1"}, owners: [][]int{{0}}, self: -1}},
 		{kind: ticketQuery, expires: now.Add(time.Minute), sql: "SELECT a FROM t",
-			stage: &ticketStage{query: "q1", nodes: []string{"127.0.0.1:1", "127.0.0.1:2"}, owners: [][]int{{0, 1, 1}, {}, {1}}, self: 1},
+			stage:   &ticketStage{query: "q1", nodes: []string{"127.0.0.1:1", "127.0.0.1:2"}, owners: [][]int{{0, 1, 1}, {}, {1}}, self: 1},
 			session: engine.Session{Catalog: "lake", Schema: "ns", Pins: map[string]string{"t": "@42", "ns.u": "@7"}}},
 	} {
 		got, err := s.decode(s.encode(want), now)
