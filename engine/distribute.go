@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -104,6 +105,35 @@ func (e *Engine) ExecuteStage(ctx context.Context, st cluster.Stage, self int) (
 		return nil, err
 	}
 	return &Result{Schema: op.Schema(), Reader: &cachedReader{RecordReader: rdr, cache: tc.Cache}}, nil
+}
+
+// UseDataNodes tells the head how many data nodes are alive, for EXPLAIN to show the
+// distributed plan a query would run as.
+func (e *Engine) UseDataNodes(count func() int) { e.dataNodes = count }
+
+// explainDistributed adds the distributed plan of q to an EXPLAIN, when there are data nodes
+// and q would run over them.
+func (e *Engine) explainDistributed(q *planner.Query, add func(kind, text string)) error {
+	if e.dataNodes == nil {
+		return nil
+	}
+	nodes := e.dataNodes()
+	if nodes < 1 {
+		return nil
+	}
+	opts := e.physicalOptions(false)
+	opts.Nodes = nodes
+	op, dist, err := planner.PlanDistributed(q, opts)
+	if err != nil || op == nil {
+		return err
+	}
+	where := "the head, which gathers from the data nodes"
+	if dist.Root != nil {
+		where = "each data node (one endpoint per node)"
+	}
+	add("distributed_plan", fmt.Sprintf("%d data nodes, %d distributed scans, %d shuffles; the final stage runs on %s", nodes, len(dist.Scans), dist.Shuffles, where))
+	add("distributed_plan", exec.FormatPlan(op))
+	return nil
 }
 
 // UseShuffles makes the engine fetch shuffle buckets from other data nodes with s.

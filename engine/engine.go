@@ -53,6 +53,8 @@ type Engine struct {
 	datasets *cluster.Datasets
 	// datasetMu serializes a data node's creation of dataset objects.
 	datasetMu sync.Mutex
+	// dataNodes counts the alive data nodes (nil: none), for EXPLAIN.
+	dataNodes func() int
 	// shuffles fetches shuffle buckets from other nodes and holds this node's producers.
 	shuffles shuffleRuns
 }

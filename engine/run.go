@@ -495,6 +495,9 @@ func (e *Engine) explain(ctx context.Context, s *planner.Explain, params []scala
 		add("analyzed_plan", exec.FormatAnalyzedPlan(op))
 	} else {
 		add("physical_plan", exec.FormatPlan(op))
+		if err := e.explainDistributed(s.Query, add); err != nil {
+			return nil, err
+		}
 	}
 	kb := array.NewStringBuilder(e.cfg.Alloc)
 	defer kb.Release()

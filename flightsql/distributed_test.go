@@ -27,6 +27,7 @@ func TestDistributedQueriesMatchOneProcess(t *testing.T) {
 	}
 	head := startServer(t, newEngineConfig(), Options{TicketKey: key, DataNodes: func() []string { return nodes }})
 	head.eng.UseShuffles(cluster.NewShuffles(key))
+	head.eng.UseDataNodes(func() int { return len(nodes) })
 	alone := startServer(t, newEngineConfig(), Options{})
 
 	tests := []struct {
@@ -85,5 +86,22 @@ func TestDistributedQueriesMatchOneProcess(t *testing.T) {
 				t.Errorf("distributed answer differs: %d rows, want %d\n got %.300v\nwant %.300v", len(got), len(want), got, want)
 			}
 		})
+	}
+}
+
+// TestExplainShowsDistributedPlan: EXPLAIN on a head with data nodes shows the stages.
+func TestExplainShowsDistributedPlan(t *testing.T) {
+	wh := demoWarehouse(t)
+	head := startServer(t, engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}, Options{})
+	head.eng.UseDataNodes(func() int { return 3 })
+	_, rows := adbcQuery(t, head.sessionConn(t), "EXPLAIN SELECT city, count(*) FROM demo.rides GROUP BY city")
+	text := strings.Join(rows, "\n")
+	for _, want := range []string{
+		"distributed_plan", "3 data nodes, 1 distributed scans, 1 shuffles; the final stage runs on each data node",
+		"Shuffle 0: hash(city) into 3 buckets across data nodes", "HashAggregate",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("EXPLAIN lacks %q:\n%s", want, text)
+		}
 	}
 }

@@ -134,6 +134,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	system.ShowDatasets(datasets)
 	eng.UseDatasets(datasets)
 	eng.UseShuffles(cluster.NewShuffles(key))
+	eng.UseDataNodes(func() int { return len(aliveAddrs(members)) })
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", listen, err)
