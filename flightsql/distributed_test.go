@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cachedb/cachedb/catalog"
@@ -103,5 +104,44 @@ func TestExplainShowsDistributedPlan(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("EXPLAIN lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// TestDistributedQueryWithADeadNode: a data node that stops answering fails the queries that
+// need it with UNAVAILABLE, a retryable error naming the node, and the head goes on serving.
+func TestDistributedQueryWithADeadNode(t *testing.T) {
+	wh := demoWarehouse(t)
+	cfg := engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}
+	key := []byte("cluster secret")
+	var nodes []string
+	for range 3 {
+		nodes = append(nodes, startDataNode(t, cfg, key).addr)
+	}
+	var offered atomic.Pointer[[]string]
+	offered.Store(&nodes)
+	head := startServer(t, cfg, Options{TicketKey: key, DataNodes: func() []string { return *offered.Load() }})
+	head.eng.UseShuffles(cluster.NewShuffles(key))
+	conn := head.sessionConn(t)
+	const query = "SELECT city, count(*) AS n FROM demo.rides GROUP BY city ORDER BY city"
+	_, before := adbcQuery(t, conn, query)
+	if len(before) != 8 {
+		t.Fatalf("%d cities before the loss, want 8", len(before))
+	}
+
+	stopDataNode(nodes[2])
+	// The head still offers the dead node (it has not noticed): the gather from it fails.
+	_, err := firstValue(t, conn, query)
+	if err == nil {
+		t.Fatal("a query needing a dead data node succeeded")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "Unavailable") || !strings.Contains(msg, nodes[2]) || !strings.Contains(msg, "retry") {
+		t.Errorf("error = %v, want UNAVAILABLE naming %s and saying to retry", err, nodes[2])
+	}
+	// Once the head stops offering it, the same query runs on the other two.
+	alive := nodes[:2]
+	offered.Store(&alive)
+	_, after := adbcQuery(t, conn, query)
+	if !slices.Equal(after, before) {
+		t.Errorf("after the loss: %v, want %v", after, before)
 	}
 }

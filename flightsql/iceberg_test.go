@@ -1,6 +1,7 @@
 package flightsql
 
 import (
+	"sync"
 	"context"
 	"strconv"
 	"strings"
@@ -238,6 +239,7 @@ func openLake(t *testing.T, wh demo.Warehouse) *iceberg.Catalog {
 }
 
 // startDataNode serves a data node: Flight SQL plus the node's shuffle tickets, signed with key.
+// Its server stops at the end of the test, or earlier by stopDataNode.
 func startDataNode(t *testing.T, cfg engine.Config, key []byte) *testServer {
 	t.Helper()
 	eng, err := engine.New(cfg)
@@ -246,6 +248,17 @@ func startDataNode(t *testing.T, cfg engine.Config, key []byte) *testServer {
 	}
 	eng.UseShuffles(cluster.NewShuffles(key))
 	node := cluster.NodeConfig{ID: "node", Version: "test", Key: key, Store: eng, Shuffles: eng}
-	srv, addr, _ := serveEngine(t, eng, Options{TicketKey: key, Extend: cluster.NodeActions(node)})
+	srv, addr, stop := serveEngine(t, eng, Options{TicketKey: key, Extend: cluster.NodeActions(node)})
+	stopDataNodes.Store(addr, stop)
 	return &testServer{srv: srv, eng: eng, addr: addr}
+}
+
+// stopDataNodes holds the stop function of every data node startDataNode serves, by address.
+var stopDataNodes sync.Map
+
+// stopDataNode shuts the data node at addr down, as if its process had died.
+func stopDataNode(addr string) {
+	if stop, ok := stopDataNodes.Load(addr); ok {
+		stop.(func())()
+	}
 }
