@@ -51,9 +51,21 @@ def test_divided_query_returns_every_row_once(cluster):
     assert sum(ids) == id_sum
 
 
-def test_undividable_queries_run_on_the_head(cluster):
+def test_grouped_aggregate_ends_on_the_data_nodes(cluster):
+    """GROUP BY: partial aggregates where the rows are read, a shuffle by key, the final stage
+    on each node (one endpoint per node); the per-city counts add up to the table."""
     with cluster.cursor() as cur:
         partitions, _ = cur.adbc_execute_partitions("SELECT city, count(*) FROM demo.rides GROUP BY city")
+        assert len(partitions) == 2
+        cur.execute("SELECT city, count(*) FROM demo.rides GROUP BY city")
+        counts = dict(cur.fetchall())
+        cur.execute("SELECT count(*) FROM demo.rides")
+        assert len(counts) == 8 and sum(counts.values()) == cur.fetchone()[0]
+
+
+def test_global_aggregates_and_sorts_finish_on_the_head(cluster):
+    with cluster.cursor() as cur:
+        partitions, _ = cur.adbc_execute_partitions("SELECT city, count(*) AS n FROM demo.rides GROUP BY city ORDER BY n")
         assert len(partitions) == 1
         cur.execute("SELECT count(DISTINCT city) FROM demo.rides")
         assert cur.fetchone()[0] == 8
