@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc/codes"
@@ -57,11 +58,13 @@ type NodeInfo struct {
 
 // Actions serves the head's side of the membership protocol over Flight DoAction.
 type Actions struct {
-	m *Membership
+	m   *Membership
+	key []byte
 }
 
-// NewActions returns the Flight handler for m.
-func NewActions(m *Membership) *Actions { return &Actions{m: m} }
+// NewActions returns the Flight handler for m. With a cluster secret key, it refuses every
+// action not signed with it (UNAUTHENTICATED); an empty key accepts any caller.
+func NewActions(m *Membership, key []byte) *Actions { return &Actions{m: m, key: key} }
 
 // Handles reports whether actionType is one Actions serves.
 func (a *Actions) Handles(actionType string) bool {
@@ -70,7 +73,12 @@ func (a *Actions) Handles(actionType string) bool {
 
 // Do serves one membership action and returns the result body. Errors are gRPC statuses:
 // InvalidArgument for a malformed body, NotFound when the node must register again.
-func (a *Actions) Do(_ context.Context, action *flight.Action) ([]byte, error) {
+func (a *Actions) Do(ctx context.Context, action *flight.Action) ([]byte, error) {
+	if a.Handles(action.Type) {
+		if err := verifyAction(ctx, a.key, action, time.Now()); err != nil {
+			return nil, err
+		}
+	}
 	switch action.Type {
 	case ActionRegister:
 		var req RegisterRequest

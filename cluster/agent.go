@@ -31,6 +31,8 @@ type AgentConfig struct {
 	Addr string
 	// Head is the HOST:PORT of the head's Flight SQL server.
 	Head string
+	// Key is the cluster secret the agent signs its actions with (empty: unsigned).
+	Key []byte
 	// MinBackoff and MaxBackoff bound the wait between failed registrations (defaults 100 ms
 	// and 2 s); the wait doubles after each failure.
 	MinBackoff, MaxBackoff time.Duration
@@ -145,6 +147,7 @@ func (a *Agent) call(ctx context.Context, client flight.Client, actionType strin
 	}
 	ctx, cancel := context.WithTimeout(ctx, max(interval, time.Second))
 	defer cancel()
+	ctx = signAction(ctx, a.cfg.Key, &flight.Action{Type: actionType, Body: body})
 	out, err := DoAction(ctx, client, actionType, body)
 	if err != nil {
 		return err

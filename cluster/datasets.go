@@ -143,7 +143,7 @@ func NewDatasets(cfg DatasetsConfig) *Datasets {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Datasets{cfg: cfg, clients: newNodeClients(), entries: map[string]*datasetEntry{}, lostSeq: map[string]uint64{}}
+	return &Datasets{cfg: cfg, clients: newNodeClients(cfg.Key), entries: map[string]*datasetEntry{}, lostSeq: map[string]uint64{}}
 }
 
 // AliveNodes counts the data nodes alive now.
@@ -609,13 +609,17 @@ func nodeFailed(ctx context.Context, err error) bool {
 	return retryable(err) || (codeOf(err) == "Canceled" && ctx.Err() == nil)
 }
 
-// nodeClients keeps one Flight client per data node address.
+// nodeClients keeps one Flight client per data node address. Its actions are signed with key,
+// the cluster secret.
 type nodeClients struct {
+	key     []byte
 	mu      sync.Mutex
 	clients map[string]flight.Client
 }
 
-func newNodeClients() *nodeClients { return &nodeClients{clients: map[string]flight.Client{}} }
+func newNodeClients(key []byte) *nodeClients {
+	return &nodeClients{key: key, clients: map[string]flight.Client{}}
+}
 
 // client returns the client for addr, dialing it on first use.
 func (c *nodeClients) client(addr string) (flight.Client, error) {
@@ -659,7 +663,8 @@ func (c *nodeClients) action(ctx context.Context, addr, typ string, body []byte,
 	if err != nil {
 		return err
 	}
-	stream, err := cl.DoAction(ctx, &flight.Action{Type: typ, Body: body})
+	action := &flight.Action{Type: typ, Body: body}
+	stream, err := cl.DoAction(signAction(ctx, c.key, action), action)
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,13 @@
-// Package cluster holds what the head and the data nodes share about each other: membership
-// now; task assignment and tickets later.
+// Package cluster holds what the head and the data nodes share about each other: membership,
+// the dataset registry and its node actions, partition and shuffle tickets, and the
+// authentication of every internal call with the cluster secret (action_auth.go).
 //
 // # Membership protocol
 //
 // Every message travels as an Arrow Flight DoAction on the existing Flight ports; there is no
-// other RPC. Bodies and results are JSON objects; unknown fields are rejected.
+// other RPC. Bodies and results are JSON objects; unknown fields are rejected. Register and
+// heartbeat are signed with the cluster secret (see action_auth.go) and refused with
+// Unauthenticated otherwise.
 //
 //   - cachedb.register (served by the head, on its Flight SQL port): body {"id", "addr"}, where
 //     addr is the HOST:PORT of the node's own Flight server. The node becomes alive (again, if it

@@ -2,20 +2,24 @@ package cluster
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -41,6 +45,12 @@ type testHead struct {
 // startHead serves a fresh membership on addr ("127.0.0.1:0" for any port).
 func startHead(t *testing.T, addr string) *testHead {
 	t.Helper()
+	return startHeadWithKey(t, addr, nil)
+}
+
+// startHeadWithKey is startHead with a cluster secret that every action must be signed with.
+func startHeadWithKey(t *testing.T, addr string, key []byte) *testHead {
+	t.Helper()
 	h := &testHead{log: &eventLog{}}
 	h.m = NewMembership(Config{HeartbeatInterval: testInterval, LostAfter: testLostAfter, OnChange: h.log.add})
 	var lis net.Listener
@@ -56,7 +66,7 @@ func startHead(t *testing.T, addr string) *testHead {
 	}
 	h.addr = lis.Addr().String()
 	h.srv = grpc.NewServer()
-	flight.RegisterFlightServiceServer(h.srv, NewActions(h.m).Wrap(&flight.BaseFlightServer{}))
+	flight.RegisterFlightServiceServer(h.srv, NewActions(h.m, key).Wrap(&flight.BaseFlightServer{}))
 	go func() { _ = h.srv.Serve(lis) }()
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stop = func() { cancel(); h.srv.Stop() }
@@ -206,6 +216,38 @@ func TestAgentWaitsForHead(t *testing.T) {
 	n.stopAgent(t)
 }
 
+func TestActionsNeedTheClusterSecret(t *testing.T) {
+	key := []byte("the cluster secret")
+	head := startHeadWithKey(t, "127.0.0.1:0", key)
+	c := dial(t, head.addr)
+	body := []byte(`{"id":"n1","addr":"h:1"}`)
+	action := &flight.Action{Type: ActionRegister, Body: body}
+	stale := strconv.FormatInt(time.Now().Add(-time.Hour).Unix(), 10)
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		msg  string
+	}{
+		{"unsigned", context.Background(), "not signed with the cluster secret"},
+		{"another secret", signAction(context.Background(), []byte("another"), action), "does not match"},
+		{"malformed", metadata.AppendToOutgoingContext(context.Background(), actionAuthHeader, "yesterday:zz"), "malformed"},
+		{"stale", metadata.AppendToOutgoingContext(context.Background(), actionAuthHeader, stale+":"+hex.EncodeToString(actionMAC(key, action, stale))), "away from this node's clock"},
+		{"signed for another body", signAction(context.Background(), key, &flight.Action{Type: ActionRegister, Body: []byte(`{"id":"n2","addr":"h:2"}`)}), "does not match"},
+	} {
+		_, err := DoAction(tc.ctx, c, ActionRegister, body)
+		if status.Code(err) != codes.Unauthenticated || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: %v, want UNAUTHENTICATED containing %q", tc.name, err, tc.msg)
+		}
+	}
+	if nodes := head.m.Nodes(); len(nodes) != 0 {
+		t.Fatalf("refused registrations left nodes behind: %+v", nodes)
+	}
+	if _, err := DoAction(signAction(context.Background(), key, action), c, ActionRegister, body); err != nil {
+		t.Fatalf("a signed registration was refused: %v", err)
+	}
+	waitStates(t, head.m, "n1=alive")
+}
+
 func TestActionErrors(t *testing.T) {
 	head := startHead(t, "127.0.0.1:0")
 	c := dial(t, head.addr)
@@ -276,5 +318,40 @@ func TestMembershipConcurrent(t *testing.T) {
 	wg.Wait()
 	if got := states(m); got != "a=alive b=alive c=alive d=alive e=alive f=alive g=alive h=alive" {
 		t.Errorf("states = %s", got)
+	}
+}
+
+// refusingStore is a DatasetStore that fails the test if an action reaches it.
+type refusingStore struct{ t *testing.T }
+
+func (s refusingStore) Materialize(context.Context, MaterializeRequest) (PartitionStats, error) {
+	s.t.Error("an unsigned materialize reached the store")
+	return PartitionStats{}, nil
+}
+func (s refusingStore) DropDataset(string, uint64) { s.t.Error("an unsigned drop reached the store") }
+func (s refusingStore) ReadPartition(context.Context, string, uint64, int, []int) (array.RecordReader, error) {
+	return nil, errors.New("not held")
+}
+
+// A data node refuses dataset actions that are not signed with its cluster secret.
+func TestNodeActionsNeedTheClusterSecret(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	flight.RegisterFlightServiceServer(srv, NodeActions(NodeConfig{ID: "n", Key: []byte("k"), Store: refusingStore{t}})(&flight.BaseFlightServer{}))
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	c := dial(t, lis.Addr().String())
+	for _, a := range []string{ActionMaterialize, ActionDropPartitions} {
+		_, err := DoAction(signAction(context.Background(), []byte("not k"), &flight.Action{Type: a, Body: []byte(`{}`)}), c, a, []byte(`{}`))
+		if status.Code(err) != codes.Unauthenticated {
+			t.Errorf("%s signed with another secret: %v, want UNAUTHENTICATED", a, err)
+		}
+	}
+	// node-info stays open: it tells nothing a node's address does not.
+	if _, err := DoAction(context.Background(), c, ActionNodeInfo, nil); err != nil {
+		t.Errorf("node-info: %v", err)
 	}
 }

@@ -101,6 +101,11 @@ func (n *nodeService) DoAction(action *flight.Action, stream flight.FlightServic
 		result any
 		err    error
 	)
+	if (action.Type == ActionMaterialize || action.Type == ActionDropPartitions) && n.cfg.Store != nil {
+		if err := verifyAction(stream.Context(), n.cfg.Key, action, time.Now()); err != nil {
+			return err
+		}
+	}
 	switch {
 	case action.Type == ActionNodeInfo:
 		result = n.info

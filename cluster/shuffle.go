@@ -100,7 +100,7 @@ type Shuffles struct {
 
 // NewShuffles returns a fetcher signing with key.
 func NewShuffles(key []byte) *Shuffles {
-	return &Shuffles{key: key, clients: newNodeClients()}
+	return &Shuffles{key: key, clients: newNodeClients(key)}
 }
 
 // Fetch streams what node t.Node of t.Stage produced of bucket t.Bucket of shuffle t.Shuffle.

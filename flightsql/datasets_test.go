@@ -120,7 +120,7 @@ func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetClu
 	srv, headAddr, _ := serveEngine(t, headEng, Options{
 		TicketKey: c.key,
 		DataNodes: func() []string { return aliveAddrs(c.members) },
-		Extend:    cluster.NewActions(c.members).Wrap,
+		Extend:    cluster.NewActions(c.members, c.key).Wrap,
 	})
 	c.head = &testServer{srv: srv, eng: headEng, addr: headAddr}
 	go c.members.Run(ctx)
@@ -138,7 +138,7 @@ func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetClu
 		})
 		agentCtx, stopAgent := context.WithCancel(ctx)
 		agentDone := make(chan error, 1)
-		agent := cluster.NewAgent(cluster.AgentConfig{ID: id, Addr: addr, Head: headAddr, Logger: quietLogger})
+		agent := cluster.NewAgent(cluster.AgentConfig{ID: id, Addr: addr, Head: headAddr, Key: c.key, Logger: quietLogger})
 		go func() { agentDone <- agent.Run(agentCtx) }()
 		var once sync.Once
 		stop := func() {
@@ -812,7 +812,7 @@ func TestDatasetsOnDataNodes(t *testing.T) {
 		reg := cluster.NewDatasets(cluster.DatasetsConfig{Membership: lonely, Catalog: eng.MemoryCatalog(), Key: c.key, Logger: quietLogger})
 		t.Cleanup(reg.Close)
 		eng.UseDatasets(reg)
-		_, addr, _ := serveEngine(t, eng, Options{TicketKey: c.key, DataNodes: func() []string { return aliveAddrs(lonely) }, Extend: cluster.NewActions(lonely).Wrap})
+		_, addr, _ := serveEngine(t, eng, Options{TicketKey: c.key, DataNodes: func() []string { return aliveAddrs(lonely) }, Extend: cluster.NewActions(lonely, c.key).Wrap})
 		_, err = loadSpec(ctx, flightClient(t, addr), spec)
 		if grpcCode(err) != codes.Unavailable || !strings.Contains(err.Error(), "no data node") {
 			t.Errorf("load with no data node alive: %v", err)

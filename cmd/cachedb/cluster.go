@@ -125,7 +125,7 @@ func startWorker(ctx context.Context, listen, head, id, advertise string, cfg en
 	slog.Info("cachedb worker listening on "+lis.Addr().String(), "node", id, "addr", advertise, "head", head)
 	agentCtx, cancel := context.WithCancel(ctx)
 	w.cancel = cancel
-	agent := cluster.NewAgent(cluster.AgentConfig{ID: id, Addr: advertise, Head: head})
+	agent := cluster.NewAgent(cluster.AgentConfig{ID: id, Addr: advertise, Head: head, Key: key})
 	go func() { w.agent <- agent.Run(agentCtx) }()
 	return w, nil
 }

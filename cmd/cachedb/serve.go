@@ -140,7 +140,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 		return fmt.Errorf("listening on %s: %w", listen, err)
 	}
 	srv := flightsql.NewServer(eng, flightsql.Options{
-		Version: version, Extend: cluster.NewActions(members).Wrap,
+		Version: version, Extend: cluster.NewActions(members, key).Wrap,
 		TicketKey: key, DataNodes: func() []string { return aliveAddrs(members) },
 	})
 	served := make(chan error, 1)
