@@ -1,10 +1,10 @@
 package flightsql
 
 import (
-	"sync"
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
