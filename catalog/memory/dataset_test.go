@@ -293,6 +293,19 @@ func TestDatasetVersionedNamesResolveOnlyTheCurrentGeneration(t *testing.T) {
 	if tbl, err := c.Table(ctx, "feats@43"); err != nil || tbl != d2 {
 		t.Errorf("Table(feats@43) = %v, %v", tbl, err)
 	}
+	// A data node keeps the displaced generation until the head drops it: reads planned
+	// against it before the replace still resolve it, by its own version only.
+	d2.SetDisplaced(d)
+	if tbl, err := c.Table(ctx, "feats@42"); err != nil || tbl != d {
+		t.Errorf("Table(feats@42) with @42 displaced = %v, %v", tbl, err)
+	}
+	if _, err := c.Table(ctx, "feats@40"); errs.CategoryOf(err) != errs.NotFound {
+		t.Errorf("Table(feats@40) = %v, want NotFound", err)
+	}
+	d2.SetDisplaced(nil)
+	if _, err := c.Table(ctx, "feats@42"); errs.CategoryOf(err) != errs.NotFound {
+		t.Errorf("dropped displaced generation still resolves: %v", err)
+	}
 }
 
 func TestDetachAndDropDataset(t *testing.T) {

@@ -55,6 +55,13 @@ func (c *Catalog) Table(_ context.Context, name string) (catalog.Table, error) {
 	base, version, versioned := strings.Cut(name, "@")
 	if d, ok := c.datasets[strings.ToLower(base)]; ok {
 		if versioned && d.Version() != "@"+version {
+			// A data node still holds the generation a replace displaced until the head drops
+			// it, so reads planned before the replace finish.
+			for old := d.Displaced(); old != nil; old = old.Displaced() {
+				if old.Version() == "@"+version {
+					return old, nil
+				}
+			}
 			return nil, errs.NotFoundf("dataset %q@%s is no longer held: it was dropped or made again (now %s)", base, version, d.Version())
 		}
 		return d, nil
