@@ -233,6 +233,11 @@ func TestAttachDatasetSharesTheNamespace(t *testing.T) {
 	if _, err := c.CreateTable(ctx, "FEATS", schema, false); errs.CategoryOf(err) != errs.AlreadyExists {
 		t.Errorf("table over a dataset: %v", err)
 	}
+	for _, orReplace := range []bool{false, true} {
+		if err := c.CreateView(ctx, "Feats", "SELECT 1", orReplace); errs.CategoryOf(err) != errs.AlreadyExists || !strings.Contains(err.Error(), "dataset") {
+			t.Errorf("view over a dataset (or replace %v): %v", orReplace, err)
+		}
+	}
 	if got, ok := c.Dataset("feats"); !ok || got != first {
 		t.Errorf("Dataset(feats) = %v, %v", got, ok)
 	}

@@ -228,6 +228,9 @@ func (c *Catalog) CreateView(_ context.Context, name, query string, orReplace bo
 	if _, ok := c.tables[key]; ok {
 		return errs.AlreadyExistsf("a table named %q already exists", name)
 	}
+	if _, ok := c.datasets[key]; ok {
+		return errs.AlreadyExistsf("a dataset named %q already exists", name)
+	}
 	if _, ok := c.views[key]; ok && !orReplace {
 		return errs.AlreadyExistsf("view %q already exists", name)
 	}
