@@ -131,7 +131,8 @@ func (e *Engine) explainDistributed(q *planner.Query, add func(kind, text string
 	if dist.Root != nil {
 		where = "each data node (one endpoint per node)"
 	}
-	add("distributed_plan", fmt.Sprintf("%d data nodes, %d distributed scans, %d shuffles; the final stage runs on %s", nodes, len(dist.Scans), dist.Shuffles, where))
+	add("distributed_plan", fmt.Sprintf("%s, %s, %s; the final stage runs on %s",
+		plural(nodes, "data node"), plural(len(dist.Scans), "distributed scan"), plural(dist.Shuffles, "shuffle"), where))
 	add("distributed_plan", exec.FormatPlan(op))
 	return nil
 }
@@ -349,4 +350,12 @@ func (r *releaseHook) Release() {
 	if last {
 		r.once.Do(r.onRelease)
 	}
+}
+
+// plural writes n and noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

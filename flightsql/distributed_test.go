@@ -98,7 +98,7 @@ func TestExplainShowsDistributedPlan(t *testing.T) {
 	_, rows := adbcQuery(t, head.sessionConn(t), "EXPLAIN SELECT city, count(*) FROM demo.rides GROUP BY city")
 	text := strings.Join(rows, "\n")
 	for _, want := range []string{
-		"distributed_plan", "3 data nodes, 1 distributed scans, 1 shuffles; the final stage runs on each data node",
+		"distributed_plan", "3 data nodes, 1 distributed scan, 1 shuffle; the final stage runs on each data node",
 		"Shuffle 0: hash(city) into 3 buckets across data nodes", "HashAggregate",
 	} {
 		if !strings.Contains(text, want) {
