@@ -73,7 +73,7 @@ func (e *Engine) planDistributed(ctx context.Context, sqlText string, nodes int)
 // Session of ctx, which must carry st's pins): on data node self, the partitions of the final
 // stage it owns; on the head (self < 0), the whole final stage, gathering from the nodes.
 func (e *Engine) ExecuteStage(ctx context.Context, st cluster.Stage, self int) (*Result, error) {
-	op, dist, err := e.planDistributed(ctx, st.SQL, len(st.Nodes))
+	op, dist, err := e.stagePlan(ctx, st)
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +105,57 @@ func (e *Engine) ExecuteStage(ctx context.Context, st cluster.Stage, self int) (
 		return nil, err
 	}
 	return &Result{Schema: op.Schema(), Reader: &cachedReader{RecordReader: rdr, cache: tc.Cache}}, nil
+}
+
+// stagePlans keeps the plan of each distributed execution this process takes part in, so that
+// its final stage and every shuffle producer it runs share one planning (one read of the
+// table metadata and manifests) instead of planning once each. Operators are immutable and
+// executions keep their state in their own TaskContext, so sharing the tree is safe.
+type stagePlans struct {
+	mu      sync.Mutex
+	byQuery map[string]*stagePlan
+}
+
+type stagePlan struct {
+	once sync.Once
+	op   exec.Operator
+	dist planner.Distribution
+	err  error
+}
+
+// stagePlan returns the plan of st's query, planned in st's session on first use and kept
+// until the stage expires (at most maxShuffleRun).
+func (e *Engine) stagePlan(ctx context.Context, st cluster.Stage) (exec.Operator, planner.Distribution, error) {
+	e.stagePlans.mu.Lock()
+	if e.stagePlans.byQuery == nil {
+		e.stagePlans.byQuery = map[string]*stagePlan{}
+	}
+	p := e.stagePlans.byQuery[st.Query]
+	if p == nil {
+		p = &stagePlan{}
+		e.stagePlans.byQuery[st.Query] = p
+		keep := min(time.Until(st.Expires), maxShuffleRun)
+		time.AfterFunc(max(keep, 0), func() {
+			e.stagePlans.mu.Lock()
+			delete(e.stagePlans.byQuery, st.Query)
+			e.stagePlans.mu.Unlock()
+		})
+	}
+	e.stagePlans.mu.Unlock()
+	p.once.Do(func() {
+		// Planned for every caller alike: one caller going away must not fail the others.
+		ctx := WithSession(context.WithoutCancel(ctx), Session{Catalog: st.Catalog, Schema: st.Schema, Pins: st.Pins})
+		p.op, p.dist, p.err = e.planDistributed(ctx, st.SQL, len(st.Nodes))
+	})
+	if p.err != nil {
+		// A failed planning is not kept: a retry of the same ticket plans again.
+		e.stagePlans.mu.Lock()
+		if e.stagePlans.byQuery[st.Query] == p {
+			delete(e.stagePlans.byQuery, st.Query)
+		}
+		e.stagePlans.mu.Unlock()
+	}
+	return p.op, p.dist, p.err
 }
 
 // UseDataNodes tells the head how many data nodes are alive, for EXPLAIN to show the
@@ -234,7 +285,7 @@ func (e *Engine) ServeShuffle(ctx context.Context, t cluster.ShuffleTicket) (arr
 func (e *Engine) startShuffle(ctx context.Context, t cluster.ShuffleTicket, key shuffleKey) (*exec.ShuffleOutput, error) {
 	st := t.Stage
 	ctx = WithSession(ctx, Session{Catalog: st.Catalog, Schema: st.Schema, Pins: st.Pins})
-	op, _, err := e.planDistributed(ctx, st.SQL, len(st.Nodes))
+	op, _, err := e.stagePlan(ctx, st)
 	if err != nil {
 		return nil, err
 	}

@@ -55,6 +55,8 @@ type Engine struct {
 	datasetMu sync.Mutex
 	// dataNodes counts the alive data nodes (nil: none), for EXPLAIN.
 	dataNodes func() int
+	// stagePlans keeps the plans of the distributed executions this process takes part in.
+	stagePlans stagePlans
 	// shuffles fetches shuffle buckets from other nodes and holds this node's producers.
 	shuffles shuffleRuns
 }
