@@ -177,6 +177,26 @@ func (d *Datasets) ByFingerprint(fingerprint string) (DatasetInfo, bool) {
 	return DatasetInfo{}, false
 }
 
+// Reuse returns the ready dataset named name when it holds the plan with that fingerprint,
+// counting the reuse and reporting it to progress as complete. It lets a caller skip planning
+// (and the metadata reads it costs) when the job would be reused anyway.
+func (d *Datasets) Reuse(name, fingerprint string, progress func(Progress)) (DatasetInfo, bool) {
+	d.mu.Lock()
+	e := d.entryLocked(name)
+	if e == nil || e.job.Fingerprint != fingerprint || e.info().State != DatasetReady {
+		d.mu.Unlock()
+		return DatasetInfo{}, false
+	}
+	e.reuses++
+	info := e.info()
+	d.mu.Unlock()
+	info.Reused = true
+	if progress != nil {
+		progress(Progress{Partitions: info.Partitions, Done: info.Partitions, Rows: info.Rows, Bytes: info.Bytes})
+	}
+	return info, true
+}
+
 // Hit counts a use of the named dataset that read nothing from storage (a reused job or a query
 // answered from it).
 func (d *Datasets) Hit(name string) {
@@ -210,18 +230,11 @@ func (d *Datasets) Create(ctx context.Context, job DatasetJob, progress func(Pro
 	if len(job.Parts) == 0 {
 		return DatasetInfo{}, errs.Internalf("dataset %q has no partitions", job.Name)
 	}
+	if info, ok := d.Reuse(job.Name, job.Fingerprint, progress); ok {
+		return info, nil
+	}
 	d.mu.Lock()
 	if e := d.entryLocked(job.Name); e != nil {
-		if e.job.Fingerprint == job.Fingerprint && e.info().State == DatasetReady {
-			e.reuses++
-			info := e.info()
-			d.mu.Unlock()
-			info.Reused = true
-			if progress != nil {
-				progress(Progress{Partitions: info.Partitions, Done: info.Partitions, Rows: info.Rows, Bytes: info.Bytes})
-			}
-			return info, nil
-		}
 		if !job.Replace {
 			d.mu.Unlock()
 			return DatasetInfo{}, errs.AlreadyExistsf("dataset %q already exists with a different definition or snapshot; drop it or replace it", job.Name)

@@ -70,6 +70,13 @@ func (e *Engine) materialize(ctx context.Context, name string, q *planner.Query,
 	if q.NumParams > 0 {
 		return cluster.DatasetInfo{}, errs.Invalidf("a dataset's query cannot have ? placeholders")
 	}
+	// The fingerprint needs only the bound plan and the pinned versions: a dataset that would be
+	// reused is found before physical planning reads manifests.
+	pins := tables.Pins()
+	fp := fingerprint(planner.Format(planner.Optimize(q.Plan)), pins)
+	if info, ok := e.datasets.Reuse(name, fp, progress); ok {
+		return info, nil
+	}
 	// One physical plan: the divided one when the query divides, else the whole one.
 	op, scan, divisible, err := planner.PlanQueryShares(q, e.physicalOptions(false))
 	if err == nil && !divisible {
@@ -82,10 +89,9 @@ func (e *Engine) materialize(ctx context.Context, name string, q *planner.Query,
 		return cluster.DatasetInfo{}, err
 	}
 	session := SessionFrom(ctx)
-	pins := tables.Pins()
 	job := cluster.DatasetJob{
 		Name: name, Replace: opts.Replace, SQL: query, Catalog: session.Catalog, Schema: session.Schema,
-		Pins: pins, Fingerprint: fingerprint(planner.Format(planner.Optimize(q.Plan)), pins), ResultSchema: op.Schema(),
+		Pins: pins, Fingerprint: fp, ResultSchema: op.Schema(),
 		Source: opts.Source,
 	}
 	if divisible {

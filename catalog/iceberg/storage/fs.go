@@ -98,10 +98,20 @@ func (f *FS) mapErr(op string, o object, err error) error { return mapError(f.cf
 
 // Open looks the object up (one HEAD request, for its size) and returns a File whose reads are
 // ranged GET requests.
+//
+// An immutable Iceberg metadata file (isImmutableMetadata) is read whole with one GET instead and
+// kept: opening it again costs no request.
 func (f *FS) Open(name string) (iceio.File, error) {
 	o, err := f.resolve("opening", name)
 	if err != nil {
 		return nil, err
+	}
+	if isImmutableMetadata(o.key) {
+		e, err := f.metadata(o, nil)
+		if err != nil {
+			return nil, err
+		}
+		return newMetadataFile(o, e), nil
 	}
 	head, err := f.client.HeadObject(f.ctx, &s3.HeadObjectInput{Bucket: &o.bucket, Key: &o.key})
 	if err != nil {
@@ -116,6 +126,9 @@ func (f *FS) Stat(name string) (fs.FileInfo, error) {
 	o, err := f.resolve("stat", name)
 	if err != nil {
 		return nil, err
+	}
+	if e, ok := cachedMetadata(metadataKey{store: configKey(f.cfg), uri: o.uri}); ok {
+		return fileInfo{name: path.Base(o.key), size: int64(len(e.data)), modTime: e.modTime}, nil
 	}
 	head, err := f.client.HeadObject(f.ctx, &s3.HeadObjectInput{Bucket: &o.bucket, Key: &o.key})
 	if err != nil {
@@ -135,6 +148,34 @@ func (f *FS) readFile(name string, onRequest func()) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if isImmutableMetadata(o.key) {
+		e, err := f.metadata(o, onRequest)
+		if err != nil {
+			return nil, err
+		}
+		return bytes.Clone(e.data), nil
+	}
+	return f.getObject(o, onRequest)
+}
+
+// metadata returns an immutable metadata file from the cache, or reads it whole (one GET) and
+// keeps it.
+func (f *FS) metadata(o object, onRequest func()) (*metadataEntry, error) {
+	k := metadataKey{store: configKey(f.cfg), uri: o.uri}
+	if e, ok := cachedMetadata(k); ok {
+		return e, nil
+	}
+	data, err := f.getObject(o, onRequest)
+	if err != nil {
+		return nil, err
+	}
+	e := &metadataEntry{key: k, data: data, modTime: time.Now()}
+	keepMetadata(e)
+	return e, nil
+}
+
+// getObject reads the whole object o.
+func (f *FS) getObject(o object, onRequest func()) ([]byte, error) {
 	out, err := f.client.GetObject(f.ctx, &s3.GetObjectInput{Bucket: &o.bucket, Key: &o.key})
 	if onRequest != nil {
 		onRequest()

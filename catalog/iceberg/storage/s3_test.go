@@ -22,6 +22,8 @@ import (
 	"time"
 
 	iceio "github.com/apache/iceberg-go/io"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/cachedb/cachedb/catalog/iceberg/storage"
 	"github.com/cachedb/cachedb/internal/errs"
@@ -81,6 +83,63 @@ func TestS3(t *testing.T) {
 	t.Run("DefaultCredentialChain", fx.testDefaultChain)
 	t.Run("Canceled", fx.testCanceled)
 	t.Run("Iceberg", fx.testIceberg)
+	t.Run("MetadataFilesAreKept", fx.testMetadataKept)
+}
+
+// Immutable Iceberg metadata files are read once: after the object is deleted from the store,
+// Open, Stat and ReadFile still serve it, while a data file and a version hint (rewritten in
+// place by Hadoop catalogs) are read from the store every time.
+func (fx *fixture) testMetadataKept(t *testing.T) {
+	keys := map[string]bool{ // key → kept
+		"kept/metadata/00001-a.metadata.json": true,
+		"kept/metadata/snap-1-1-b.avro":       true,
+		"kept/metadata/c-m0.avro":             true,
+		"kept/metadata/version-hint.text":     false,
+		"kept/data/d.parquet":                 false,
+		"kept/metadata.json":                  false,
+	}
+	store := fx.fs(t, fx.cfg)
+	contents := map[string][]byte{}
+	for key := range keys {
+		contents[key] = randomBytes(t, 3000)
+		fx.srv.PutObject(t, bucket, key, contents[key])
+		f, err := store.Open("s3://data/" + key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(f)
+		_ = f.Close()
+		if err != nil || !bytes.Equal(got, contents[key]) {
+			t.Fatalf("%s: first read: %v", key, err)
+		}
+	}
+	for key := range keys {
+		if _, err := fx.srv.Client().DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for key, kept := range keys {
+		uri := "s3://data/" + key
+		f, err := store.Open(uri)
+		if !kept {
+			if err == nil {
+				f.Close()
+				t.Errorf("%s: opened after its deletion; it must not be kept", key)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: not kept: %v", key, err)
+			continue
+		}
+		got, _ := io.ReadAll(f)
+		_ = f.Close()
+		data, rerr := store.ReadFile(uri)
+		info, serr := store.Stat(uri)
+		if !bytes.Equal(got, contents[key]) || rerr != nil || !bytes.Equal(data, contents[key]) || serr != nil || info.Size() != 3000 {
+			t.Errorf("%s: kept copy differs: open %d bytes, ReadFile %v, Stat %v", key, len(got), rerr, serr)
+		}
+	}
 }
 
 func (fx *fixture) testRangedReads(t *testing.T) {
