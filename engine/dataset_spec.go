@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/internal/errs"
 )
@@ -17,6 +18,13 @@ type DatasetSpec struct {
 	Name string `json:"name" yaml:"name"`
 	// Table names the source table as SQL does (ns.t, catalog.t, `catalog.ns`.t).
 	Table string `json:"table,omitempty" yaml:"table,omitempty"`
+	// MetadataLocation names the source table by its Iceberg metadata file instead (s3://… or
+	// a local path ending in .metadata.json): that version of the table, read with the storage
+	// settings of Catalog.
+	MetadataLocation string `json:"metadata_location,omitempty" yaml:"metadata_location,omitempty"`
+	// Catalog is the Iceberg catalog that reads MetadataLocation (default: the server's default
+	// catalog).
+	Catalog string `json:"catalog,omitempty" yaml:"catalog,omitempty"`
 	// Columns are the feature columns (empty: all).
 	Columns []string `json:"columns,omitempty" yaml:"columns,omitempty"`
 	// Filter is a SQL condition on the table's columns, pushed down to the scan.
@@ -43,13 +51,33 @@ func (s DatasetSpec) Query() (string, error) {
 		return "", errs.Invalidf("dataset %q: partitions must be 0 (default) or more, not %d", s.Name, s.Partitions)
 	}
 	if s.SQL != "" {
-		if s.Table != "" || len(s.Columns) > 0 || s.Filter != "" || s.Snapshot != "" {
-			return "", errs.Invalidf("dataset %q: give either sql or table (with columns, filter, snapshot), not both", s.Name)
+		if s.Table != "" || s.MetadataLocation != "" || len(s.Columns) > 0 || s.Filter != "" || s.Snapshot != "" {
+			return "", errs.Invalidf("dataset %q: give either sql or a table (with columns, filter, snapshot), not both", s.Name)
 		}
 		return s.SQL, nil
 	}
-	if s.Table == "" {
-		return "", errs.Invalidf("dataset %q: give a table (or a sql query)", s.Name)
+	from := ""
+	switch {
+	case s.Table != "" && s.MetadataLocation != "":
+		return "", errs.Invalidf("dataset %q: give either table or metadata_location, not both", s.Name)
+	case s.Table != "":
+		if s.Catalog != "" {
+			return "", errs.Invalidf("dataset %q: catalog goes with metadata_location; qualify table instead (catalog.ns.table)", s.Name)
+		}
+		from = tableRef(s.Table, s.Snapshot)
+	case s.MetadataLocation != "":
+		// Without a catalog the name resolves in the server's default catalog (Load checks
+		// there is one).
+		name := catalog.LocationTableName(s.MetadataLocation)
+		if s.Snapshot != "" {
+			name += "@" + s.Snapshot
+		}
+		from = quoteIdent(name)
+		if s.Catalog != "" {
+			from = quoteIdent(s.Catalog) + "." + from
+		}
+	default:
+		return "", errs.Invalidf("dataset %q: give a table, a metadata_location or a sql query", s.Name)
 	}
 	cols := "*"
 	if len(s.Columns) > 0 {
@@ -59,7 +87,7 @@ func (s DatasetSpec) Query() (string, error) {
 		}
 		cols = strings.Join(quoted, ", ")
 	}
-	q := fmt.Sprintf("SELECT %s FROM %s", cols, tableRef(s.Table, s.Snapshot))
+	q := fmt.Sprintf("SELECT %s FROM %s", cols, from)
 	if strings.TrimSpace(s.Filter) != "" {
 		q += " WHERE " + s.Filter
 	}
@@ -88,16 +116,26 @@ func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``")
 // Load materializes the dataset a job spec declares (CreateDataset), or reuses it when the same
 // plan over the same snapshot is already held under its name.
 func (e *Engine) Load(ctx context.Context, spec DatasetSpec, progress func(cluster.Progress)) (cluster.DatasetInfo, error) {
+	if spec.MetadataLocation != "" && spec.Catalog == "" {
+		if e.cfg.DefaultCatalog == "" {
+			return cluster.DatasetInfo{}, errs.Invalidf("dataset %q: metadata_location needs the catalog whose storage settings read it: add catalog to the spec (this server has no default catalog)", spec.Name)
+		}
+		spec.Catalog = e.cfg.DefaultCatalog
+	}
 	query, err := spec.Query()
 	if err != nil {
 		return cluster.DatasetInfo{}, err
 	}
 	source := spec.SQL
-	if source == "" {
+	switch {
+	case source != "":
+	case spec.MetadataLocation != "":
+		source = spec.MetadataLocation
+	default:
 		source = strings.ReplaceAll(spec.Table, "`", "")
-		if spec.Snapshot != "" {
-			source += "@" + spec.Snapshot
-		}
+	}
+	if spec.SQL == "" && spec.Snapshot != "" {
+		source += "@" + spec.Snapshot
 	}
 	return e.CreateDataset(ctx, spec.Name, query, DatasetOptions{Partitions: spec.Partitions, Replace: spec.Replace, Source: source}, progress)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cachedb/cachedb/catalog/iceberg/demo"
+	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/internal/errs"
 )
@@ -27,6 +28,16 @@ func TestDatasetSpecQuery(t *testing.T) {
 		{"three-part name as SQL writes it", DatasetSpec{Name: "d", Table: "`lake.demo`.rides", Snapshot: "initial"}, "SELECT * FROM `lake.demo`.`rides@initial`"},
 		{"blank filter", DatasetSpec{Name: "d", Table: "t", Filter: "  "}, "SELECT * FROM `t`"},
 		{"sql", DatasetSpec{Name: "_d9", SQL: "SELECT a FROM t WHERE b = 1", Partitions: 8}, "SELECT a FROM t WHERE b = 1"},
+		{
+			"metadata location in the default catalog",
+			DatasetSpec{Name: "d", MetadataLocation: "/w/t/metadata/v1.metadata.json"},
+			"SELECT * FROM `" + catalog.LocationTableName("/w/t/metadata/v1.metadata.json") + "`",
+		},
+		{
+			"metadata location",
+			DatasetSpec{Name: "d", MetadataLocation: "s3://b/t/metadata/00002-x.metadata.json", Catalog: "lake", Columns: []string{"a"}, Snapshot: "5"},
+			"SELECT `a` FROM `lake`.`" + catalog.LocationTableName("s3://b/t/metadata/00002-x.metadata.json") + "@5`",
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -57,6 +68,9 @@ func TestDatasetSpecQueryRefusesBadSpecs(t *testing.T) {
 		{"sql and filter", DatasetSpec{Name: "d", SQL: "SELECT 1", Filter: "a = 1"}, "not both"},
 		{"sql and snapshot", DatasetSpec{Name: "d", SQL: "SELECT 1", Snapshot: "1"}, "not both"},
 		{"neither", DatasetSpec{Name: "d"}, "give a table"},
+		{"table and metadata location", DatasetSpec{Name: "d", Table: "t", MetadataLocation: "/m.metadata.json", Catalog: "lake"}, "not both"},
+		{"sql and metadata location", DatasetSpec{Name: "d", SQL: "SELECT 1", MetadataLocation: "/m.metadata.json"}, "not both"},
+		{"catalog with a table", DatasetSpec{Name: "d", Table: "t", Catalog: "lake"}, "qualify table"},
 		{"negative partitions", DatasetSpec{Name: "d", Table: "t", Partitions: -1}, "partitions"},
 	}
 	for _, c := range cases {
@@ -104,8 +118,46 @@ func TestDatasetSpecQueryRunsAndLoadNeedsACluster(t *testing.T) {
 		}
 	}
 
+	// A table given by its metadata file reads that version, through the catalog's storage.
+	tbl, err := e.Catalogs().Table(ctx, "lake.demo.rides")
+	if err != nil {
+		t.Fatal(err)
+	}
+	location := tbl.(interface{ MetadataLocation() string }).MetadataLocation()
+	byLocation := DatasetSpec{Name: "c", MetadataLocation: location, Catalog: "lake", Columns: []string{"city", "fare"}, Filter: "city = 'Lisbon'", Snapshot: demo.InitialTag}
+	q, err := byLocation.Query()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := count(q), count("SELECT city, fare FROM demo.`rides@initial` WHERE city = 'Lisbon'"); got != want || got == "0" {
+		t.Errorf("by metadata location: %s counts %s rows, want %s", q, got, want)
+	}
+	for _, bad := range []struct {
+		location string
+		category errs.Category
+	}{
+		{strings.Replace(location, ".metadata.json", "-gone.metadata.json", 1), errs.NotFound},
+		{location + ".bak", errs.InvalidInput},
+	} {
+		spec := byLocation
+		spec.MetadataLocation = bad.location
+		q, _ := spec.Query()
+		_, err := e.Execute(ctx, q, nil)
+		if errs.CategoryOf(err) != bad.category || !strings.Contains(err.Error(), bad.location) {
+			t.Errorf("metadata location %s: %v, want %v naming it", bad.location, err, bad.category)
+		}
+	}
+
+	noDefault, err := New(Config{NoDemo: true, Sources: e.cfg.Sources})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := noDefault.Load(ctx, DatasetSpec{Name: "d", MetadataLocation: location}, nil); errs.CategoryOf(err) != errs.InvalidInput || !strings.Contains(err.Error(), "add catalog") {
+		t.Errorf("metadata_location without a catalog on a server without a default: %v", err)
+	}
+
 	called := false
-	_, err := e.Load(ctx, DatasetSpec{Name: "feats", Table: "demo.rides"}, func(cluster.Progress) { called = true })
+	_, err = e.Load(ctx, DatasetSpec{Name: "feats", Table: "demo.rides"}, func(cluster.Progress) { called = true })
 	if errs.CategoryOf(err) != errs.Unsupported || !strings.Contains(err.Error(), "data nodes") {
 		t.Errorf("Load without data nodes = %v, want unsupported", err)
 	}

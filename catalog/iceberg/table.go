@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,16 +70,29 @@ func (c *Catalog) Table(ctx context.Context, name string) (catalog.Table, error)
 			return nil, errs.Invalidf("iceberg catalog %s: table name %q ends in '@' without a version", c.cfg.Name, name)
 		}
 	}
-	ns, tbl := splitName(base, c.defNS)
-	if ns == "" || tbl == "" {
-		return nil, errs.NotFoundf("iceberg catalog %s has no table '%s'", c.cfg.Name, name)
+	var (
+		it  *table.Table
+		err error
+	)
+	display := ""
+	if loc, ok := catalog.ParseLocationTableName(base); ok {
+		it, err = c.loadLocation(ctx, loc)
+		display = loc
+	} else {
+		ns, tbl := splitName(base, c.defNS)
+		if ns == "" || tbl == "" {
+			return nil, errs.NotFoundf("iceberg catalog %s has no table '%s'", c.cfg.Name, name)
+		}
+		it, err = c.loadTable(ctx, ns, tbl)
 	}
-	it, err := c.loadTable(ctx, ns, tbl)
 	if err != nil {
 		return nil, err
 	}
 	ident := it.Identifier()
-	t := &Table{cat: c, ident: ident, tbl: it, name: strings.Join(ident, ".")}
+	if display == "" {
+		display = strings.Join(ident, ".")
+	}
+	t := &Table{cat: c, ident: ident, tbl: it, name: display}
 	if version != "" {
 		t.name += "@" + version
 	}
@@ -166,6 +180,21 @@ func (c *Catalog) loadTable(ctx context.Context, ns, tbl string) (*table.Table, 
 	it, err = conn.LoadTable(ctx, match[0])
 	if err != nil {
 		return nil, c.loadErr(strings.Join(match[0], "."), "", err)
+	}
+	return it, nil
+}
+
+// loadLocation opens the table whose metadata file is at location (a table given by its
+// metadata location, catalog.LocationTableName), reading it with this catalog's storage
+// settings.
+func (c *Catalog) loadLocation(ctx context.Context, location string) (*table.Table, error) {
+	if !strings.HasSuffix(location, ".metadata.json") {
+		return nil, errs.Invalidf("iceberg catalog %s: %s is not an Iceberg metadata file (a path ending in .metadata.json)", c.cfg.Name, location)
+	}
+	ident := table.Identifier{"location", path.Base(location)}
+	it, err := table.NewFromLocation(ctx, ident, location, iceio.LoadFSFunc(c.props, location), nil)
+	if err != nil {
+		return nil, c.loadErr(location, location, err)
 	}
 	return it, nil
 }

@@ -425,6 +425,30 @@ def test_reuse_reads_no_table_metadata(cluster, loaded):
     assert after == before, f"requests during a reused load: {before} -> {after}"
 
 
+def test_load_by_metadata_location(cluster, loaded):
+    """A spec may name the table by its metadata file (as pyiceberg reports it) instead of its
+    catalog name: the dataset holds that version's rows. A location that does not exist is
+    refused, naming it."""
+    location = cluster.table.metadata_location
+    spec = cluster.write_spec(
+        "by_location.yaml",
+        f"name: by_location\nmetadata_location: {location}\ncolumns: [{', '.join(COLUMNS)}]\n"
+        f'filter: "{SQL_FILTER}"\npartitions: 3\n',
+    )
+    out = cluster.load(spec, "-q")
+    assert out.returncode == 0, out.stdout + out.stderr
+    try:
+        assert_same_rows(cluster.query("SELECT * FROM by_location"), expected(cluster.table, cluster.snapshot_id))
+        assert cluster.dataset_row("by_location")["source"].startswith(location)
+    finally:
+        cluster.query("DROP TABLE by_location")
+    gone = location.replace(".metadata.json", "-gone.metadata.json")
+    bad = cluster.write_spec("gone_location.yaml", f"name: gone_location\nmetadata_location: {gone}\n")
+    out = cluster.load(bad, "-q")
+    assert out.returncode != 0 and gone in out.stderr and "does not exist" in out.stderr, out.stderr
+    assert cluster.dataset_row("gone_location") is None
+
+
 def test_dataset_stays_on_its_snapshot_after_new_commits(cluster, loaded):
     old = expected(cluster.table, cluster.snapshot_id)
     tbl = cluster.table
