@@ -65,6 +65,9 @@ type Config struct {
 	Properties map[string]string
 	// Storage holds the object-store settings, merged into the properties iceberg-go gets.
 	Storage storage.Config
+	// SplitBytes is the size scan tasks aim at: a file (or pruned run of row groups) reading
+	// more is cut into tasks at row-group boundaries (0: DefaultSplitBytes; negative: never).
+	SplitBytes int64
 }
 
 // String describes the configuration without any secret: the storage secrets and every

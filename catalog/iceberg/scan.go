@@ -107,6 +107,9 @@ func (t *Table) Scan(ctx context.Context, req catalog.ScanRequest) (*catalog.Sca
 			kept, considered = res.tasks, res.considered
 		}
 	}
+	if limit == 0 {
+		kept = splitTasks(kept, t.cat.splitBytes())
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, t.planErr(err)
 	}

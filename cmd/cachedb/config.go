@@ -44,6 +44,9 @@ type catalogConfig struct {
 	DefaultNamespace string            `yaml:"default_namespace"`
 	Properties       map[string]string `yaml:"properties"`
 	Tables           map[string]string `yaml:"tables"`
+	// SplitBytes is the size scan tasks aim at (0: the default, 16 MiB; negative: never split
+	// files).
+	SplitBytes int64 `yaml:"split_bytes"`
 	// S3 overrides the top-level settings key by key.
 	S3 *s3Config `yaml:"s3"`
 }

@@ -112,6 +112,7 @@ func openSources(ctx context.Context, cfg serverConfig) ([]catalog.Catalog, erro
 			URI:              cc.URI,
 			Warehouse:        cc.Warehouse,
 			DefaultNamespace: cc.DefaultNamespace,
+			SplitBytes:       cc.SplitBytes,
 			Tables:           cc.Tables,
 			Properties:       cc.Properties,
 			Storage:          cc.S3.merged(cfg.S3).storage(),
