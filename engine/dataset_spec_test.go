@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cachedb/cachedb/catalog/iceberg/demo"
 	"github.com/cachedb/cachedb/catalog"
+	"github.com/cachedb/cachedb/catalog/iceberg/demo"
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/internal/errs"
 )
