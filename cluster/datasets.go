@@ -584,7 +584,7 @@ func (e *datasetEntry) info() DatasetInfo {
 	info := DatasetInfo{
 		Name: e.job.Name, Generation: e.ds.Generation(), Fingerprint: e.job.Fingerprint, Source: e.job.Source,
 		SQL: e.job.SQL, Pins: e.job.Pins, Partitions: len(e.job.Parts), Rows: rows, Bytes: bytes,
-		State: DatasetReady, Created: e.created, Hits: e.reuses + e.ds.Scans(),
+		State: DatasetReady, Created: e.created, Hits: e.reuses,
 	}
 	nodes := map[string]bool{}
 	missing := 0

@@ -169,6 +169,9 @@ func (e *Engine) prepare(ctx context.Context, sqlText string) (*Prepared, error)
 	}
 	prep := preparedOf(stmt)
 	prep.Pins = tables.Pins()
+	if prep.IsQuery {
+		e.countDatasetReads(prep.Pins)
+	}
 	prep.SQL = sqlText
 	return prep, nil
 }
@@ -198,7 +201,21 @@ func (e *Engine) answerFromDataset(ctx context.Context, q *planner.Query, tables
 	prep.Pins = fresh.Pins()
 	prep.SQL = text
 	prep.Dataset = info.Name
+	e.countDatasetReads(prep.Pins)
 	return prep, true, nil
+}
+
+// countDatasetReads counts one hit on every dataset among the versioned tables a query being
+// prepared resolved (pins: name as written → version). A client query is prepared once, however
+// many times its stages are planned afterwards.
+func (e *Engine) countDatasetReads(pins map[string]string) {
+	if e.datasets == nil {
+		return
+	}
+	for name := range pins {
+		base, _, _ := strings.Cut(name, "@")
+		e.datasets.Hit(base)
+	}
 }
 
 // preparedOf describes a bound statement.

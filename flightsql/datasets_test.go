@@ -634,6 +634,16 @@ func TestDatasetsOnDataNodes(t *testing.T) {
 		if after.gen != gen || after.hits != before.hits+1 {
 			t.Errorf("after reuse: generation %d (was %d), hits %d (were %d)", after.gen, gen, after.hits, before.hits)
 		}
+		// A query counts one hit, however many stages it is planned in.
+		for _, q := range []string{"SELECT count(*) FROM feats", "SELECT city, count(*) FROM feats GROUP BY city"} {
+			was := systemDatasets(t, cnxn)["feats"].hits
+			if _, err := tryQuery(ctx, cnxn, q); err != nil {
+				t.Fatal(err)
+			}
+			if now := systemDatasets(t, cnxn)["feats"].hits; now != was+1 {
+				t.Errorf("%s: hits %d -> %d, want one more", q, was, now)
+			}
+		}
 
 		other := spec
 		other.Filter = respec.Filter
