@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -30,7 +29,6 @@ type Dataset struct {
 	name   string
 	gen    uint64
 	schema *arrow.Schema
-	scans  atomic.Int64
 
 	mu    sync.RWMutex
 	parts []Part
@@ -83,9 +81,6 @@ func (d *Dataset) Generation() uint64 { return d.gen }
 
 // Version implements catalog.VersionedTable.
 func (d *Dataset) Version() string { return "@" + strconv.FormatUint(d.gen, 10) }
-
-// Scans counts the scans planned over the dataset (its reads).
-func (d *Dataset) Scans() int64 { return d.scans.Load() }
 
 // NumPartitions is the dataset's fixed partition count.
 func (d *Dataset) NumPartitions() int { return len(d.parts) }
@@ -152,7 +147,6 @@ func (d *Dataset) Scan(_ context.Context, req catalog.ScanRequest) (*catalog.Sca
 		}
 		fields[i] = d.schema.Field(c)
 	}
-	d.scans.Add(1)
 	out := arrow.NewSchema(fields, nil)
 	parts := d.Parts()
 	tasks := make([]catalog.ScanTask, len(parts))
