@@ -39,6 +39,8 @@ type Set struct {
 type pinSet struct {
 	mu       sync.Mutex
 	versions map[string]string
+	// views records whether the statement resolved a view (UsedViews).
+	views bool
 }
 
 // NewSet combines catalogs. defaultSource names the source catalog that unqualified and
@@ -251,9 +253,26 @@ func (s *Set) TableNames(ctx context.Context) ([]string, error) { return s.prima
 // View, CreateView and DropView delegate to the primary catalog, which holds all views.
 func (s *Set) View(ctx context.Context, name string) (string, bool) {
 	if vc, ok := s.primary.(ViewCatalog); ok {
-		return vc.View(ctx, name)
+		query, found := vc.View(ctx, name)
+		if found && s.pins != nil {
+			s.pins.mu.Lock()
+			s.pins.views = true
+			s.pins.mu.Unlock()
+		}
+		return query, found
 	}
 	return "", false
+}
+
+// UsedViews reports whether a statement resolved through a Set made by WithPins named a view of
+// the primary catalog. Such a statement's text means something only where those views exist.
+func (s *Set) UsedViews() bool {
+	if s.pins == nil {
+		return false
+	}
+	s.pins.mu.Lock()
+	defer s.pins.mu.Unlock()
+	return s.pins.views
 }
 
 func (s *Set) CreateView(ctx context.Context, name, query string, orReplace bool) error {

@@ -70,6 +70,10 @@ func (e *Engine) materialize(ctx context.Context, name string, q *planner.Query,
 	if q.NumParams > 0 {
 		return cluster.DatasetInfo{}, errs.Invalidf("a dataset's query cannot have ? placeholders")
 	}
+	if tables.UsedViews() {
+		// Data nodes plan the SQL text, and the head's views are not theirs.
+		return cluster.DatasetInfo{}, fmt.Errorf("%w: %w", errs.Unsupportedf("a dataset's query cannot name a view: write the view's query in its place"), errNotFromSources)
+	}
 	// The fingerprint needs only the bound plan and the pinned versions: a dataset that would be
 	// reused is found before physical planning reads manifests.
 	pins := tables.Pins()

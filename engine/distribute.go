@@ -61,7 +61,8 @@ func (e *Engine) planDistributed(ctx context.Context, sqlText string, nodes int)
 		return nil, planner.Distribution{}, err
 	}
 	q, ok := stmt.(*planner.Query)
-	if !ok {
+	if !ok || tables.UsedViews() {
+		// Data nodes plan the SQL text, and the head's views are not theirs.
 		return nil, planner.Distribution{}, nil
 	}
 	opts := e.physicalOptions(false)

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/apache/arrow-adbc/go/adbc"
+
 	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
@@ -87,6 +89,41 @@ func TestDistributedQueriesMatchOneProcess(t *testing.T) {
 				t.Errorf("distributed answer differs: %d rows, want %d\n got %.300v\nwant %.300v", len(got), len(want), got, want)
 			}
 		})
+	}
+}
+
+// TestQueriesThroughViewsRunOnTheHead: data nodes plan the SQL text and do not have the head's
+// views, so a query naming a view of an Iceberg table runs on the head, with the same answer.
+func TestQueriesThroughViewsRunOnTheHead(t *testing.T) {
+	ctx := context.Background()
+	wh := demoWarehouse(t)
+	cfg := engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}
+	key := []byte("cluster secret")
+	nodes := []string{startDataNode(t, cfg, key).addr, startDataNode(t, cfg, key).addr}
+	head := startServer(t, cfg, Options{TicketKey: key, DataNodes: func() []string { return nodes }})
+	head.eng.UseShuffles(cluster.NewShuffles(key))
+	alone := startServer(t, cfg, Options{})
+	const view = "CREATE VIEW lisbon AS SELECT ride_id, passengers, fare FROM demo.rides WHERE city = 'Lisbon'"
+	const query = "SELECT passengers, count(*), sum(fare) FROM lisbon GROUP BY passengers"
+	headConn, aloneConn := head.sessionConn(t), alone.sessionConn(t)
+	for _, c := range []adbc.Connection{headConn, aloneConn} {
+		if _, err := firstValue(t, c, view); err != nil && !strings.Contains(err.Error(), "no rows") {
+			t.Logf("create view: %v", err)
+		}
+	}
+	info, err := head.arrowClient(t).Execute(ctx, query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Endpoint) != 1 || len(info.Endpoint[0].Location) != 0 {
+		t.Errorf("a query through a view has %d endpoints (%v), want one at the head", len(info.Endpoint), info.Endpoint)
+	}
+	_, got := adbcQuery(t, headConn, query)
+	_, want := adbcQuery(t, aloneConn, query)
+	slices.Sort(got)
+	slices.Sort(want)
+	if len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("through the view: %v, want %v", got, want)
 	}
 }
 
