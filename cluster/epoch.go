@@ -1,0 +1,381 @@
+package cluster
+
+import (
+	"math/bits"
+	"sort"
+
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+// The order of a training epoch over a dataset, and each reader's share of it.
+//
+// An epoch is one pass over a dataset's rows in a global order that is a pure function of the
+// dataset's partition row counts, the seed, the epoch number and the two sizes below; it does
+// not depend on the world size, the number of workers or where partitions are held, so a job
+// may change its world size, and a partition rebuilt on another node after a loss, without
+// changing which row comes at which position.
+//
+// The order is built so that a data node can produce any stretch of it from memory at streaming
+// speed:
+//
+//  1. Each partition's rows are cut into chunks of ChunkRows consecutive rows. Per epoch the
+//     chunks of each partition are permuted, and cut into windows of WindowRows rows
+//     (WindowRows/ChunkRows chunks; the partition's last window may be shorter).
+//  2. The windows of all partitions are permuted together: the epoch is their concatenation.
+//  3. Within each window the rows are permuted.
+//
+// So a window mixes rows from many random places of one partition, and consecutive windows come
+// from random partitions on random nodes; one node serves a whole window with one gather from
+// its memory. Without shuffling, the epoch is the partitions' rows in order.
+//
+// Every permutation is a Fisher–Yates shuffle driven by SplitMix64 keyed by (seed, epoch, what
+// is permuted), so every process and every version of cachedb computes the same order.
+
+// Default sizes of the shuffle.
+const (
+	DefaultChunkRows  = 256
+	DefaultWindowRows = 64 * 1024
+	// MaxWindowRows bounds a window: a node gathers one window at a time in memory.
+	MaxWindowRows = 1 << 22
+)
+
+// EpochOrder is the global order of one epoch of a dataset.
+type EpochOrder struct {
+	// PartRows are the row counts of the dataset's partitions, in partition order.
+	PartRows []int64
+	Seed     uint64
+	Epoch    int64
+	// Shuffle false keeps the dataset's own order: partition 0's rows, then partition 1's, …
+	Shuffle bool
+	// ChunkRows and WindowRows size the shuffle (see above); WindowRows is rounded down to a
+	// multiple of ChunkRows.
+	ChunkRows, WindowRows int
+
+	windows []Window
+	starts  []int64
+	total   int64
+}
+
+// Window is a stretch of the epoch order that one partition's node produces.
+type Window struct {
+	Partition int
+	// Index numbers the windows of one partition in the order their chunks were dealt.
+	Index int
+	// Start is the epoch position of the window's first row; Rows its length.
+	Start, Rows int64
+}
+
+// RowRange is the rows [From, To) of a partition.
+type RowRange struct{ From, To int64 }
+
+// NewEpochOrder validates the sizes and lays out the epoch's windows.
+func NewEpochOrder(partRows []int64, seed uint64, epoch int64, shuffle bool, chunkRows, windowRows int) (*EpochOrder, error) {
+	if chunkRows <= 0 || windowRows <= 0 {
+		return nil, errs.Invalidf("chunk_rows (%d) and window_rows (%d) must be positive", chunkRows, windowRows)
+	}
+	if windowRows > MaxWindowRows {
+		return nil, errs.Invalidf("window_rows %d is larger than the largest window, %d", windowRows, MaxWindowRows)
+	}
+	if chunkRows > windowRows {
+		return nil, errs.Invalidf("chunk_rows %d is larger than window_rows %d", chunkRows, windowRows)
+	}
+	if epoch < 0 {
+		return nil, errs.Invalidf("epoch %d is negative", epoch)
+	}
+	o := &EpochOrder{PartRows: partRows, Seed: seed, Epoch: epoch, Shuffle: shuffle, ChunkRows: chunkRows, WindowRows: windowRows / chunkRows * chunkRows}
+	for p, rows := range partRows {
+		if rows < 0 {
+			return nil, errs.Invalidf("partition %d has %d rows", p, rows)
+		}
+		chunks := o.partitionChunks(p)
+		for w := 0; w*o.chunksPerWindow() < len(chunks); w++ {
+			var n int64
+			for _, c := range o.windowChunks(chunks, w) {
+				n += c.To - c.From
+			}
+			o.windows = append(o.windows, Window{Partition: p, Index: w, Rows: n})
+		}
+	}
+	if shuffle {
+		perm := permutation(len(o.windows), streamKey(seed, uint64(epoch), keyWindows))
+		shuffled := make([]Window, len(o.windows))
+		for i, j := range perm {
+			shuffled[i] = o.windows[j]
+		}
+		o.windows = shuffled
+	}
+	o.starts = make([]int64, len(o.windows))
+	for i := range o.windows {
+		o.windows[i].Start = o.total
+		o.starts[i] = o.total
+		o.total += o.windows[i].Rows
+	}
+	return o, nil
+}
+
+// Rows is the number of rows in the epoch: every row of the dataset once.
+func (o *EpochOrder) Rows() int64 { return o.total }
+
+// Windows lists the epoch's windows in epoch order.
+func (o *EpochOrder) Windows() []Window { return o.windows }
+
+// WindowAt returns the index (into Windows) of the window holding epoch position g.
+func (o *EpochOrder) WindowAt(g int64) int {
+	return sort.Search(len(o.starts), func(i int) bool { return o.starts[i] > g }) - 1
+}
+
+// Gather says how a node produces window w: the partition's rows in chunks (concatenated in
+// this order), and, when shuffling, the permutation of the concatenation: position i of the
+// window is row perm[i] of the concatenated chunks (perm is nil when not shuffling).
+func (o *EpochOrder) Gather(w int) (chunks []RowRange, perm []int32) {
+	win := o.windows[w]
+	chunks = o.windowChunks(o.partitionChunks(win.Partition), win.Index)
+	if o.Shuffle {
+		perm = permutation32(int(win.Rows), streamKey(o.Seed, uint64(o.Epoch), keyRows, uint64(win.Partition), uint64(win.Index)))
+	}
+	return chunks, perm
+}
+
+func (o *EpochOrder) chunksPerWindow() int { return o.WindowRows / o.ChunkRows }
+
+// partitionChunks returns partition p's chunks in the order this epoch deals them to windows.
+func (o *EpochOrder) partitionChunks(p int) []RowRange {
+	rows, size := o.PartRows[p], int64(o.ChunkRows)
+	n := int((rows + size - 1) / size)
+	chunks := make([]RowRange, n)
+	for i := range chunks {
+		chunks[i] = RowRange{From: int64(i) * size, To: min(int64(i+1)*size, rows)}
+	}
+	if o.Shuffle {
+		perm := permutation(n, streamKey(o.Seed, uint64(o.Epoch), keyChunks, uint64(p)))
+		dealt := make([]RowRange, n)
+		for i, j := range perm {
+			dealt[i] = chunks[j]
+		}
+		chunks = dealt
+	}
+	return chunks
+}
+
+func (o *EpochOrder) windowChunks(chunks []RowRange, w int) []RowRange {
+	k := o.chunksPerWindow()
+	return chunks[w*k : min((w+1)*k, len(chunks))]
+}
+
+// ShareMode says how an epoch that does not divide evenly among ranks is shared.
+type ShareMode int
+
+const (
+	// SharesExact gives every row to exactly one rank; shares differ by at most one row.
+	SharesExact ShareMode = iota
+	// SharesDropLast gives every rank the same number of rows, a whole number of batches when a
+	// batch size is set; the rows left over at the end of the epoch order are read by no one
+	// this epoch (they differ from epoch to epoch when shuffling).
+	SharesDropLast
+	// SharesPad gives every rank ceil(rows/world) rows: the shares that run past the end of the
+	// epoch order continue from its beginning, so a few rows are read twice.
+	SharesPad
+)
+
+// ParseShareMode reads "exact", "drop_last" or "pad".
+func ParseShareMode(s string) (ShareMode, error) {
+	switch s {
+	case "", "exact":
+		return SharesExact, nil
+	case "drop_last":
+		return SharesDropLast, nil
+	case "pad":
+		return SharesPad, nil
+	}
+	return 0, errs.Invalidf("shares %q is not one of exact, drop_last, pad", s)
+}
+
+func (m ShareMode) String() string {
+	switch m {
+	case SharesDropLast:
+		return "drop_last"
+	case SharesPad:
+		return "pad"
+	}
+	return "exact"
+}
+
+// EpochReader is one reader of an epoch: a DataLoader worker of a rank.
+//
+// A rank's share is a contiguous stretch of the epoch order (RankRange). Counted from Offset,
+// the rank's rows are cut into batches of BatchSize; worker w reads batches w, w+NumWorkers, …
+// So a DataLoader that takes one batch from each worker in turn yields the rank's share in
+// order, and a rank that consumed Offset rows resumes with its row Offset+1.
+type EpochReader struct {
+	WorldSize, Rank    int
+	NumWorkers, Worker int
+	BatchSize          int
+	Offset             int64
+	Shares             ShareMode
+}
+
+// Validate checks the reader's numbers against each other.
+func (r EpochReader) Validate() error {
+	switch {
+	case r.WorldSize < 1:
+		return errs.Invalidf("world_size %d must be at least 1", r.WorldSize)
+	case r.Rank < 0 || r.Rank >= r.WorldSize:
+		return errs.Invalidf("rank %d is not in [0, world_size %d)", r.Rank, r.WorldSize)
+	case r.NumWorkers < 1:
+		return errs.Invalidf("num_workers %d must be at least 1", r.NumWorkers)
+	case r.Worker < 0 || r.Worker >= r.NumWorkers:
+		return errs.Invalidf("worker %d is not in [0, num_workers %d)", r.Worker, r.NumWorkers)
+	case r.BatchSize < 0:
+		return errs.Invalidf("batch_size %d is negative", r.BatchSize)
+	case r.NumWorkers > 1 && r.BatchSize == 0:
+		return errs.Invalidf("num_workers %d needs a batch_size: workers take turns by batch", r.NumWorkers)
+	case r.Offset < 0:
+		return errs.Invalidf("offset %d is negative", r.Offset)
+	}
+	return nil
+}
+
+// RankRange returns where the rank's share starts in the epoch order and how many rows it has,
+// for an epoch of total rows. With SharesPad, positions at or past total wrap to its beginning
+// (Position).
+func (r EpochReader) RankRange(total int64) (start, rows int64) {
+	w, k := int64(r.WorldSize), int64(r.Rank)
+	switch r.Shares {
+	case SharesDropLast:
+		per := total / w
+		if r.BatchSize > 0 {
+			per -= per % int64(r.BatchSize)
+		}
+		return k * per, per
+	case SharesPad:
+		per := (total + w - 1) / w
+		return k * per, per
+	}
+	start, end := mulDiv(total, k, w), mulDiv(total, k+1, w)
+	return start, end - start
+}
+
+// Position maps the rank's position t (0-based, within its share) to the epoch position.
+func (r EpochReader) Position(start, t, total int64) int64 {
+	g := start + t
+	if g >= total && total > 0 {
+		g %= total
+	}
+	return g
+}
+
+// Ranges calls fn with the worker's stretches [t0, t1) of the rank's share (of rankRows rows),
+// clipped to [from, to), in increasing order, until fn returns false. Each stretch is one of
+// the worker's batches (or the part of it inside [from, to)); without a batch size the
+// worker's one stretch is everything from Offset on.
+func (r EpochReader) Ranges(rankRows, from, to int64, fn func(t0, t1 int64) bool) {
+	from, to = max(from, r.Offset), min(to, rankRows)
+	if from >= to {
+		return
+	}
+	if r.BatchSize == 0 {
+		fn(from, to)
+		return
+	}
+	b, nw := int64(r.BatchSize), int64(r.NumWorkers)
+	// The first of the worker's batches that ends after from.
+	j := (from - r.Offset) / b
+	if rem := (j - int64(r.Worker)) % nw; rem != 0 {
+		if rem < 0 {
+			rem += nw
+		}
+		j += nw - rem
+	}
+	for ; ; j += nw {
+		t0 := r.Offset + j*b
+		if t0 >= to {
+			return
+		}
+		if !fn(max(t0, from), min(t0+b, to)) {
+			return
+		}
+	}
+}
+
+// mulDiv returns a*b/c rounded down, without overflow for a, b, c ≥ 0 and a*b/c < 2^63.
+func mulDiv(a, b, c int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	q, _ := bits.Div64(hi, lo, uint64(c))
+	return int64(q)
+}
+
+// Keys that separate the random streams of one (seed, epoch).
+const (
+	keyWindows = iota + 1
+	keyChunks
+	keyRows
+)
+
+// streamKey folds its parts into one 64-bit state for a splitMix stream.
+func streamKey(parts ...uint64) uint64 {
+	var k uint64 = 0x243f6a8885a308d3
+	for _, p := range parts {
+		k = splitMix(k ^ p)
+	}
+	return k
+}
+
+// goldenGamma is SplitMix64's increment (Steele, Lea and Flood).
+const goldenGamma = 0x9e3779b97f4a7c15
+
+// splitMix is one SplitMix64 step from state x.
+func splitMix(x uint64) uint64 {
+	x += goldenGamma
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// randomStream draws uniform integers below a bound from a SplitMix64 sequence.
+type randomStream struct{ state uint64 }
+
+func (r *randomStream) next() uint64 {
+	v := splitMix(r.state)
+	r.state += goldenGamma
+	return v
+}
+
+// below returns a uniform integer in [0, n) (Lemire's multiply-and-reject).
+func (r *randomStream) below(n uint64) uint64 {
+	hi, lo := bits.Mul64(r.next(), n)
+	if lo < n {
+		threshold := -n % n
+		for lo < threshold {
+			hi, lo = bits.Mul64(r.next(), n)
+		}
+	}
+	return hi
+}
+
+// permutation returns a uniformly random permutation of [0, n) (Fisher–Yates).
+func permutation(n int, key uint64) []int {
+	p := make([]int, n)
+	for i := range p {
+		p[i] = i
+	}
+	r := randomStream{state: key}
+	for i := n - 1; i > 0; i-- {
+		j := int(r.below(uint64(i + 1)))
+		p[i], p[j] = p[j], p[i]
+	}
+	return p
+}
+
+// permutation32 is permutation with int32 entries, for windows.
+func permutation32(n int, key uint64) []int32 {
+	p := make([]int32, n)
+	for i := range p {
+		p[i] = int32(i)
+	}
+	r := randomStream{state: key}
+	for i := n - 1; i > 0; i-- {
+		j := int32(r.below(uint64(i + 1)))
+		p[i], p[j] = p[j], p[i]
+	}
+	return p
+}

@@ -1,0 +1,273 @@
+package cluster
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// rowID names one dataset row: (partition, row within the partition).
+type rowID struct {
+	part int
+	row  int64
+}
+
+// epochRows resolves every epoch position to the dataset row it reads, through Gather exactly
+// as a data node does.
+func epochRows(t *testing.T, o *EpochOrder) []rowID {
+	t.Helper()
+	out := make([]rowID, o.Rows())
+	for w, win := range o.Windows() {
+		chunks, perm := o.Gather(w)
+		var concat []int64
+		for _, c := range chunks {
+			for r := c.From; r < c.To; r++ {
+				concat = append(concat, r)
+			}
+		}
+		if int64(len(concat)) != win.Rows {
+			t.Fatalf("window %d gathers %d rows, says %d", w, len(concat), win.Rows)
+		}
+		for i := range concat {
+			j := i
+			if perm != nil {
+				j = int(perm[i])
+			}
+			out[win.Start+int64(i)] = rowID{win.Partition, concat[j]}
+		}
+	}
+	return out
+}
+
+// rankSequence is what a DataLoader over the rank's workers yields: one batch from each worker
+// in turn (workers that have run out are skipped), as epoch positions.
+func rankSequence(r EpochReader, total int64) []int64 {
+	start, rows := r.RankRange(total)
+	perWorker := make([][][]int64, r.NumWorkers)
+	for w := range perWorker {
+		wr := r
+		wr.Worker = w
+		wr.Ranges(rows, 0, rows, func(t0, t1 int64) bool {
+			var batch []int64
+			for t := t0; t < t1; t++ {
+				batch = append(batch, r.Position(start, t, total))
+			}
+			perWorker[w] = append(perWorker[w], batch)
+			return true
+		})
+	}
+	var seq []int64
+	for i := 0; ; i++ {
+		any := false
+		for w := range perWorker {
+			if i < len(perWorker[w]) {
+				seq = append(seq, perWorker[w][i]...)
+				any = true
+			}
+		}
+		if !any {
+			return seq
+		}
+	}
+}
+
+// randomCase draws partition row counts that do not divide evenly, with empty partitions now and
+// then, and small shuffle sizes so that windows and chunks have ragged ends.
+func randomCase(rng *rand.Rand) (parts []int64, chunk, window int) {
+	parts = make([]int64, 1+rng.IntN(6))
+	for i := range parts {
+		if rng.IntN(5) > 0 {
+			parts[i] = int64(rng.IntN(400))
+		}
+	}
+	chunk = 1 + rng.IntN(16)
+	window = chunk * (1 + rng.IntN(8))
+	return parts, chunk, window + rng.IntN(chunk)
+}
+
+// The six guarantees of training reads, as properties of the epoch order and the readers'
+// shares, over many random combinations of dataset shape, seed, epoch, world size, workers,
+// batch size and share mode.
+func TestEpochReadsProperties(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for c := range 300 {
+		parts, chunk, window := randomCase(rng)
+		seed, epoch := rng.Uint64(), int64(rng.IntN(5))
+		world, workers, batch := 1+rng.IntN(5), 1+rng.IntN(4), 1+rng.IntN(9)
+		name := fmt.Sprintf("case %d parts=%v chunk=%d window=%d seed=%d epoch=%d world=%d workers=%d batch=%d", c, parts, chunk, window, seed, epoch, world, workers, batch)
+
+		o, err := NewEpochOrder(parts, seed, epoch, true, chunk, window)
+		if err != nil {
+			t.Fatal(name, err)
+		}
+		rows := epochRows(t, o)
+		var total int64
+		for _, n := range parts {
+			total += n
+		}
+		// The epoch order is a permutation of the dataset's rows.
+		seen := map[rowID]bool{}
+		for _, id := range rows {
+			if id.row < 0 || id.row >= parts[id.part] || seen[id] {
+				t.Fatalf("%s: row %v out of range or twice", name, id)
+			}
+			seen[id] = true
+		}
+		if int64(len(seen)) != total {
+			t.Fatalf("%s: epoch has %d distinct rows, dataset %d", name, len(seen), total)
+		}
+
+		for _, mode := range []ShareMode{SharesExact, SharesDropLast, SharesPad} {
+			count := map[int64]int{}
+			var shares []int64
+			for rank := range world {
+				r := EpochReader{WorldSize: world, Rank: rank, NumWorkers: workers, BatchSize: batch, Shares: mode}
+				if err := r.Validate(); err != nil {
+					t.Fatal(name, err)
+				}
+				seq := rankSequence(r, total)
+				start, n := r.RankRange(total)
+				// Workers in turn yield the rank's share in order.
+				for i, g := range seq {
+					if want := r.Position(start, int64(i), total); g != want {
+						t.Fatalf("%s %v rank %d: position %d is %d, want %d", name, mode, rank, i, g, want)
+					}
+				}
+				if int64(len(seq)) != n {
+					t.Fatalf("%s %v rank %d: %d rows, share %d", name, mode, rank, len(seq), n)
+				}
+				shares = append(shares, n)
+				for _, g := range seq {
+					count[g]++
+				}
+				// Resume: offset k continues with the share's row k+1, for every k.
+				k := int64(rng.IntN(int(n) + 1))
+				r.Offset = k
+				if rest := rankSequence(r, total); !slices.Equal(rest, seq[k:]) {
+					t.Fatalf("%s %v rank %d: resume at %d gives %v, want %v", name, mode, rank, k, rest, seq[k:])
+				}
+			}
+			lo, hi := slices.Min(shares), slices.Max(shares)
+			switch mode {
+			case SharesExact:
+				// Exactly once, shares within one row of each other.
+				if hi-lo > 1 || int64(len(count)) != total {
+					t.Fatalf("%s exact: shares %v, %d distinct of %d", name, shares, len(count), total)
+				}
+				for g, k := range count {
+					if k != 1 {
+						t.Fatalf("%s exact: position %d read %d times", name, g, k)
+					}
+				}
+			case SharesDropLast:
+				// Equal whole batches; at most once; what is left out is less than a batch per rank.
+				if hi != lo || lo%int64(batch) != 0 || total-int64(len(count)) >= int64(world)*int64(batch)+int64(world) {
+					t.Fatalf("%s drop_last: shares %v, %d of %d read", name, shares, len(count), total)
+				}
+				for g, k := range count {
+					if k != 1 {
+						t.Fatalf("%s drop_last: position %d read %d times", name, g, k)
+					}
+				}
+			case SharesPad:
+				// Equal shares; every row at least once.
+				if hi != lo || (total > 0 && int64(len(count)) != total) {
+					t.Fatalf("%s pad: shares %v, %d of %d read", name, shares, len(count), total)
+				}
+			}
+		}
+	}
+}
+
+// The order is a pure function of its inputs: rebuilt from the same numbers it is the same, and
+// it does not depend on the reader (so a different world size reads the same order).
+func TestEpochOrderIsDeterministic(t *testing.T) {
+	parts := []int64{1000, 0, 333, 2048, 7}
+	a, _ := NewEpochOrder(parts, 42, 3, true, 16, 128)
+	b, _ := NewEpochOrder(slices.Clone(parts), 42, 3, true, 16, 128)
+	if !slices.Equal(epochRows(t, a), epochRows(t, b)) {
+		t.Fatal("the same inputs gave two orders")
+	}
+	// Pinned: a change to the order would change every job's data order, so it must be deliberate.
+	small, _ := NewEpochOrder([]int64{5, 3}, 7, 1, true, 2, 4)
+	got := fmt.Sprint(epochRows(t, small))
+	const want = "[{1 2} {1 0} {1 1} {0 0} {0 3} {0 2} {0 1} {0 4}]"
+	if got != want {
+		t.Fatalf("order of a small dataset changed: %s, was %s", got, want)
+	}
+}
+
+// Different epochs give different orders across partitions, not a rotation of one order, and
+// a window's rows come from several places of its partition.
+func TestEpochsDifferAcrossPartitions(t *testing.T) {
+	parts := []int64{5000, 5000, 5000, 5000}
+	o0, _ := NewEpochOrder(parts, 9, 0, true, 64, 1024)
+	o1, _ := NewEpochOrder(parts, 9, 1, true, 64, 1024)
+	e0, e1 := epochRows(t, o0), epochRows(t, o1)
+	if slices.Equal(e0, e1) {
+		t.Fatal("epochs 0 and 1 have the same order")
+	}
+	// Not a rotation: the successor of each row differs in most cases.
+	next := map[rowID]rowID{}
+	for i := 0; i+1 < len(e0); i++ {
+		next[e0[i]] = e0[i+1]
+	}
+	same := 0
+	for i := 0; i+1 < len(e1); i++ {
+		if next[e1[i]] == e1[i+1] {
+			same++
+		}
+	}
+	if same > len(e1)/100 {
+		t.Fatalf("%d of %d successors kept between epochs", same, len(e1))
+	}
+	// The first half of the epoch (10 windows) draws from most partitions.
+	from := map[int]bool{}
+	for _, id := range e1[:len(e1)/2] {
+		from[id.part] = true
+	}
+	if len(from) < 3 {
+		t.Fatalf("the first half of epoch 1 reads partitions %v only", from)
+	}
+	// Rows are mixed inside a window: a batch of 64 spans many chunks of 64.
+	chunksInBatch := map[int64]bool{}
+	for _, id := range e1[:64] {
+		chunksInBatch[id.row/64] = true
+	}
+	if len(chunksInBatch) < 10 {
+		t.Fatalf("a batch of 64 reads %d chunks", len(chunksInBatch))
+	}
+	// Without shuffling, the dataset's own order.
+	plain, _ := NewEpochOrder([]int64{3, 2}, 9, 4, false, 2, 2)
+	if got := fmt.Sprint(epochRows(t, plain)); got != "[{0 0} {0 1} {0 2} {1 0} {1 1}]" {
+		t.Fatalf("unshuffled order %s", got)
+	}
+}
+
+func TestEpochInputsAreValidated(t *testing.T) {
+	if _, err := NewEpochOrder([]int64{1}, 0, 0, true, 0, 10); err == nil {
+		t.Error("chunk_rows 0 accepted")
+	}
+	if _, err := NewEpochOrder([]int64{1}, 0, 0, true, 20, 10); err == nil {
+		t.Error("chunk larger than window accepted")
+	}
+	if _, err := NewEpochOrder([]int64{1}, 0, -1, true, 1, 10); err == nil {
+		t.Error("negative epoch accepted")
+	}
+	bad := []EpochReader{
+		{WorldSize: 0, NumWorkers: 1},
+		{WorldSize: 2, Rank: 2, NumWorkers: 1},
+		{WorldSize: 1, NumWorkers: 2, Worker: 0},
+		{WorldSize: 1, NumWorkers: 2, Worker: 2, BatchSize: 4},
+		{WorldSize: 1, NumWorkers: 1, Offset: -1},
+	}
+	for _, r := range bad {
+		if r.Validate() == nil {
+			t.Errorf("%+v accepted", r)
+		}
+	}
+	if _, err := ParseShareMode("some"); err == nil {
+		t.Error("unknown share mode accepted")
+	}
+}
