@@ -210,8 +210,13 @@ type EpochReader struct {
 	WorldSize, Rank    int
 	NumWorkers, Worker int
 	BatchSize          int
-	Offset             int64
-	Shares             ShareMode
+	// Offset is where the rank resumes: the rows of its share it already consumed. Batches
+	// are cut from Offset on.
+	Offset int64
+	// Start lets one worker resume where it stopped without changing the batches: the worker
+	// skips its rows before rank position Start.
+	Start  int64
+	Shares ShareMode
 }
 
 // Validate checks the reader's numbers against each other.
@@ -229,8 +234,8 @@ func (r EpochReader) Validate() error {
 		return errs.Invalidf("batch_size %d is negative", r.BatchSize)
 	case r.NumWorkers > 1 && r.BatchSize == 0:
 		return errs.Invalidf("num_workers %d needs a batch_size: workers take turns by batch", r.NumWorkers)
-	case r.Offset < 0:
-		return errs.Invalidf("offset %d is negative", r.Offset)
+	case r.Offset < 0 || r.Start < 0:
+		return errs.Invalidf("offset %d and start %d must not be negative", r.Offset, r.Start)
 	}
 	return nil
 }
@@ -269,7 +274,7 @@ func (r EpochReader) Position(start, t, total int64) int64 {
 // the worker's batches (or the part of it inside [from, to)); without a batch size the
 // worker's one stretch is everything from Offset on.
 func (r EpochReader) Ranges(rankRows, from, to int64, fn func(t0, t1 int64) bool) {
-	from, to = max(from, r.Offset), min(to, rankRows)
+	from, to = max(from, r.Offset, r.Start), min(to, rankRows)
 	if from >= to {
 		return
 	}

@@ -173,26 +173,31 @@ func (e *Engine) Materialize(ctx context.Context, req cluster.MaterializeRequest
 	}
 	ctx = WithSession(ctx, Session{Catalog: req.Catalog, Schema: req.Schema, Pins: req.Pins})
 	var (
-		res *Result
-		err error
+		schema  *arrow.Schema
+		batches []arrow.RecordBatch
 	)
 	if req.Whole {
-		res, err = e.Execute(ctx, req.SQL, nil)
+		res, err := e.Execute(ctx, req.SQL, nil)
+		if err != nil {
+			return cluster.PartitionStats{}, err
+		}
+		if res.Reader == nil {
+			return cluster.PartitionStats{}, errs.Invalidf("a dataset is made from a query; this statement returns no rows")
+		}
+		if batches, err = drain(res.Reader); err != nil {
+			return cluster.PartitionStats{}, err
+		}
+		schema = res.Schema
 	} else {
-		res, err = e.ExecuteTasks(ctx, req.SQL, req.Tasks)
-	}
-	if err != nil {
-		return cluster.PartitionStats{}, err
-	}
-	if res.Reader == nil {
-		return cluster.PartitionStats{}, errs.Invalidf("a dataset is made from a query; this statement returns no rows")
-	}
-	batches, err := drain(res.Reader)
-	if err != nil {
-		return cluster.PartitionStats{}, err
+		// In task order: a partition made again after a node loss holds its rows in the same
+		// order, which training reads rely on.
+		var err error
+		if schema, batches, err = e.collectTasksInOrder(ctx, req.SQL, req.Tasks); err != nil {
+			return cluster.PartitionStats{}, err
+		}
 	}
 	part := memcat.LocalPart(batches)
-	ds, err := e.heldDataset(req, res.Schema)
+	ds, err := e.heldDataset(req, schema)
 	if err != nil {
 		return cluster.PartitionStats{}, err
 	}

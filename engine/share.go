@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"golang.org/x/sync/errgroup"
+
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/planner"
@@ -70,4 +73,47 @@ func (e *Engine) planShares(ctx context.Context, sqlText string) (exec.Operator,
 		return nil, nil, false, nil
 	}
 	return planner.PlanQueryShares(q, e.physicalOptions(false))
+}
+
+// collectTasksInOrder runs the given scan tasks like ExecuteTasks and returns all their rows:
+// the tasks' rows in ascending task order, each task's in the order it reads them. Tasks run
+// concurrently (up to the engine's partition count), but the result does not depend on their
+// timing, so making a dataset partition again yields its rows in the same order.
+func (e *Engine) collectTasksInOrder(ctx context.Context, sqlText string, tasks []int) (*arrow.Schema, []arrow.RecordBatch, error) {
+	op, _, ok, err := e.planShares(ctx, sqlText)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
+		return nil, nil, errs.Invalidf("this query cannot be divided among data nodes")
+	}
+	part, err := exec.NewShareOf(op, tasks)
+	if err != nil {
+		return nil, nil, err
+	}
+	tc := e.taskContext(nil)
+	defer tc.Cache.Release()
+	results := make([][]arrow.RecordBatch, part.Partitions())
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(e.cfg.Partitions)
+	for i := range results {
+		g.Go(func() error {
+			rdr, err := part.Execute(gctx, i, tc)
+			if err != nil {
+				return err
+			}
+			results[i], err = drain(rdr)
+			return err
+		})
+	}
+	err = g.Wait()
+	var out []arrow.RecordBatch
+	for _, r := range results {
+		out = append(out, r...)
+	}
+	if err != nil {
+		releaseAll(out)
+		return nil, nil, err
+	}
+	return part.Schema(), out, nil
 }

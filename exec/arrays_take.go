@@ -204,3 +204,9 @@ func takeValidity(mem memory.Allocator, data arrow.ArrayData, idx []int32) (*mem
 	}
 	return validity, nulls
 }
+
+// TakeRows returns a batch with the rows idx of batch, in idx's order (same schema). Every index
+// must be in range.
+func TakeRows(ctx context.Context, tc *TaskContext, batch arrow.RecordBatch, idx []int32) (arrow.RecordBatch, error) {
+	return takeBatchRows(ctx, tc, batch, idx)
+}

@@ -29,6 +29,12 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 		return nil, err
 	}
 	query := cmd.GetQuery()
+	if opts, ok, err := epochOptions(ctx, query); err != nil || ok {
+		if err != nil {
+			return nil, err
+		}
+		return s.epochInfo(ctx, desc, query, opts)
+	}
 	prep, err := s.eng.Prepare(ctx, query)
 	if err != nil {
 		return nil, err
@@ -83,6 +89,13 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 	}
 	if t.kind == ticketEmpty {
 		return emptySchema, emptyStream(), nil
+	}
+	if t.kind == ticketEpoch {
+		rdr, err := s.eng.ReadEpoch(ctx, *t.epoch)
+		if err != nil {
+			return nil, nil, err
+		}
+		return rdr.Schema(), s.streamResults(ctx, rdr.Schema(), rdr, 1, nil), nil
 	}
 	var res *engine.Result
 	if st := t.stage; st != nil {

@@ -21,10 +21,12 @@ const (
 	ticketQuery ticketKind = 1
 	// ticketEmpty yields an empty result: the statement already ran in GetFlightInfo.
 	ticketEmpty ticketKind = 2
+	// ticketEpoch produces one segment of a training read (engine.ReadEpoch).
+	ticketEpoch ticketKind = 3
 )
 
 const (
-	ticketVersion  = 5
+	ticketVersion  = 6
 	ticketHeader   = 1 + 1 + 8 // version, kind, expiry (unix nanoseconds)
 	ticketMACBytes = sha256.Size
 )
@@ -41,6 +43,8 @@ type statementTicket struct {
 	// (engine.ExecuteStage). Otherwise the ticket runs the whole query here.
 	stage *ticketStage
 	sql   string
+	// epoch is the segment of a ticketEpoch ticket (which has no SQL).
+	epoch *engine.EpochSlice
 }
 
 // ticketStage is a statement ticket's part of a distributed execution: cluster.Stage without
@@ -108,7 +112,11 @@ func (s *ticketSigner) encode(t statementTicket) []byte {
 			}
 		}
 	}
-	buf = append(buf, t.sql...)
+	if t.kind == ticketEpoch {
+		buf = appendEpochSlice(buf, t.epoch)
+	} else {
+		buf = append(buf, t.sql...)
+	}
 	return append(buf, s.mac(buf)...)
 }
 
@@ -161,8 +169,18 @@ func (s *ticketSigner) decode(raw []byte, now time.Time) (statementTicket, error
 			return statementTicket{}, err
 		}
 	}
-	t.sql = string(rest)
-	if t.kind != ticketQuery && t.kind != ticketEmpty {
+	if t.kind == ticketEpoch {
+		var err error
+		if t.epoch, rest, err = readEpochSlice(rest); err != nil {
+			return statementTicket{}, err
+		}
+		if len(rest) > 0 {
+			return statementTicket{}, errs.Invalidf("ticket is not valid: %d bytes too many", len(rest))
+		}
+	} else {
+		t.sql = string(rest)
+	}
+	if t.kind != ticketQuery && t.kind != ticketEmpty && t.kind != ticketEpoch {
 		return statementTicket{}, errs.Invalidf("ticket is not valid: unknown kind %d", t.kind)
 	}
 	if now.After(t.expires) {

@@ -2,10 +2,12 @@ package flightsql
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/internal/errs"
 )
@@ -87,5 +89,33 @@ func TestTicketRefusesForgedAndExpired(t *testing.T) {
 				t.Errorf("category = %v, want invalid input (%v)", errs.CategoryOf(err), err)
 			}
 		})
+	}
+}
+
+// A training read's segment survives the ticket, every field of it, and a ticket cut short
+// anywhere is refused.
+func TestEpochTicketRoundTrip(t *testing.T) {
+	s := newTicketSigner(nil)
+	now := time.Unix(1_700_000_000, 0)
+	slice := engine.EpochSlice{
+		Dataset: "feats", Generation: 9, Columns: []int{3, 0}, Names: []string{"x", "label"}, PartRows: []int64{10, 0, 1 << 40},
+		Request: engine.EpochRequest{Seed: 1<<64 - 1, Epoch: 5, Shuffle: true, ChunkRows: 64, WindowRows: 4096,
+			Reader: cluster.EpochReader{WorldSize: 4, Rank: 3, NumWorkers: 2, Worker: 1, BatchSize: 32, Offset: 100, Start: 164, Shares: cluster.SharesPad}},
+		From: 7, To: 1 << 33,
+	}
+	raw := s.encode(statementTicket{kind: ticketEpoch, expires: now.Add(time.Minute), epoch: &slice})
+	got, err := s.decode(raw, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.kind != ticketEpoch || got.epoch == nil || !reflect.DeepEqual(*got.epoch, slice) {
+		t.Fatalf("round trip = %+v, want %+v", got.epoch, slice)
+	}
+	for n := range len(raw) - ticketMACBytes {
+		// Re-signed prefixes: well-formed signatures over truncated bodies.
+		cut := append([]byte(nil), raw[:n]...)
+		if _, err := s.decode(append(cut, s.mac(cut)...), now); err == nil {
+			t.Fatalf("a ticket cut to %d bytes decoded", n)
+		}
 	}
 }

@@ -1,0 +1,499 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	memcat "github.com/cachedb/cachedb/catalog/memory"
+	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/exec"
+	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/planner"
+	"github.com/cachedb/cachedb/sql"
+)
+
+// Training reads: one reader's share of one epoch of a dataset, in the epoch's shuffled order
+// (cluster.EpochOrder, cluster.EpochReader). The head plans a read into segments, each a
+// stretch of the reader's share whose rows one data node holds; the node that holds them
+// produces a segment from memory (ReadEpoch).
+
+// EpochRequest is what a training read asks for besides the columns.
+type EpochRequest struct {
+	Seed    uint64
+	Epoch   int64
+	Shuffle bool
+	// ChunkRows and WindowRows size the shuffle (cluster.EpochOrder).
+	ChunkRows, WindowRows int
+	Reader                cluster.EpochReader
+}
+
+// DefaultEpochRequest is a lone reader of epoch 0, shuffled with seed 0.
+func DefaultEpochRequest() EpochRequest {
+	return EpochRequest{
+		Shuffle: true, ChunkRows: cluster.DefaultChunkRows, WindowRows: cluster.DefaultWindowRows,
+		Reader: cluster.EpochReader{WorldSize: 1, NumWorkers: 1},
+	}
+}
+
+// EpochOptionNames lists the options a training read takes, as ParseEpochOptions reads them.
+var EpochOptionNames = []string{"seed", "epoch", "shuffle", "chunk_rows", "window_rows", "rank", "world_size", "worker", "num_workers", "batch_size", "offset", "start", "shares"}
+
+// ParseEpochOptions reads a training read's options (names as in EpochOptionNames, values as
+// text) over DefaultEpochRequest. An unknown name or a malformed value is errs.InvalidInput
+// naming it.
+func ParseEpochOptions(opts map[string]string) (EpochRequest, error) {
+	req := DefaultEpochRequest()
+	for _, name := range sortedKeys(opts) {
+		value := strings.TrimSpace(opts[name])
+		var err error
+		integer := func(dst *int64, least int64) {
+			var v int64
+			if v, err = strconv.ParseInt(value, 10, 64); err == nil && v < least {
+				err = fmt.Errorf("less than %d", least)
+			}
+			*dst = v
+		}
+		small := func(dst *int, least int64) {
+			var v int64
+			integer(&v, least)
+			if err == nil && v > 1<<30 {
+				err = fmt.Errorf("too large")
+			}
+			*dst = int(v)
+		}
+		switch name {
+		case "seed":
+			req.Seed, err = strconv.ParseUint(value, 10, 64)
+		case "epoch":
+			integer(&req.Epoch, 0)
+		case "shuffle":
+			req.Shuffle, err = strconv.ParseBool(value)
+		case "chunk_rows":
+			small(&req.ChunkRows, 1)
+		case "window_rows":
+			small(&req.WindowRows, 1)
+		case "rank":
+			small(&req.Reader.Rank, 0)
+		case "world_size":
+			small(&req.Reader.WorldSize, 1)
+		case "worker":
+			small(&req.Reader.Worker, 0)
+		case "num_workers":
+			small(&req.Reader.NumWorkers, 1)
+		case "batch_size":
+			small(&req.Reader.BatchSize, 0)
+		case "offset":
+			integer(&req.Reader.Offset, 0)
+		case "start":
+			integer(&req.Reader.Start, 0)
+		case "shares":
+			req.Reader.Shares, err = cluster.ParseShareMode(strings.ToLower(value))
+		default:
+			return req, errs.Invalidf("unknown training read option %q; the options are %s", name, strings.Join(EpochOptionNames, ", "))
+		}
+		if err != nil {
+			return req, errs.Invalidf("training read option %s=%q: %v", name, value, err)
+		}
+	}
+	return req, req.Reader.Validate()
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// TrainingHint returns the options of a query's /*+ TRAINING(...) */ hint (nil when it has
+// none).
+func TrainingHint(sqlText string) (map[string]string, error) {
+	return sql.TrainingHint(sqlText)
+}
+
+// EpochSlice is one segment of a training read: everything a data node needs to produce it.
+type EpochSlice struct {
+	Dataset    string
+	Generation uint64
+	// Columns index the dataset's schema; Names are their output names.
+	Columns []int
+	Names   []string
+	// PartRows are the dataset's partition row counts, from which the node computes the order.
+	PartRows []int64
+	Request  EpochRequest
+	// From and To bound the segment in the rank's share: the reader's positions in [From, To).
+	From, To int64
+}
+
+// EpochPlan is a training read planned by the head.
+type EpochPlan struct {
+	Schema *arrow.Schema
+	// Rows is how many rows the reader gets.
+	Rows int64
+	// Segments, read in order, give the reader's rows in order; Locations[i] is the data node
+	// holding segment i's rows.
+	Segments  []EpochSlice
+	Locations []string
+}
+
+// PlanEpochRead plans a training read of sqlText, which must select columns of one dataset
+// (no WHERE, grouping, ordering or LIMIT: those belong in the dataset's definition).
+func (e *Engine) PlanEpochRead(ctx context.Context, sqlText string, req EpochRequest) (*EpochPlan, error) {
+	if err := req.Reader.Validate(); err != nil {
+		return nil, err
+	}
+	d, cols, names, err := e.epochSource(ctx, sqlText)
+	if err != nil {
+		return nil, err
+	}
+	parts := d.Parts()
+	partRows := make([]int64, len(parts))
+	for i, p := range parts {
+		if p.Location == "" && !p.Held() {
+			return nil, errs.Unavailablef("partition %d of dataset %q is being made again after a data node was lost; try again shortly", i, d.Name())
+		}
+		partRows[i] = p.Rows
+	}
+	order, err := cluster.NewEpochOrder(partRows, req.Seed, req.Epoch, req.Shuffle, req.ChunkRows, req.WindowRows)
+	if err != nil {
+		return nil, err
+	}
+	plan := &EpochPlan{Schema: epochSchema(d.Schema(), cols, names)}
+	total := order.Rows()
+	start, rankRows := req.Reader.RankRange(total)
+	windows := order.Windows()
+	base := EpochSlice{Dataset: d.Name(), Generation: d.Generation(), Columns: cols, Names: names, PartRows: partRows, Request: req}
+	req.Reader.Ranges(rankRows, 0, rankRows, func(t0, t1 int64) bool {
+		plan.Rows += t1 - t0
+		for t := t0; t < t1; {
+			g := req.Reader.Position(start, t, total)
+			win := windows[order.WindowAt(g)]
+			end := min(t1, t+win.Start+win.Rows-g)
+			loc := parts[win.Partition].Location
+			if n := len(plan.Segments); n > 0 && plan.Locations[n-1] == loc {
+				plan.Segments[n-1].To = end
+			} else {
+				seg := base
+				seg.From, seg.To = t, end
+				plan.Segments = append(plan.Segments, seg)
+				plan.Locations = append(plan.Locations, loc)
+			}
+			t = end
+		}
+		return true
+	})
+	return plan, nil
+}
+
+// epochSource binds sqlText and returns the dataset it reads and the columns it selects.
+func (e *Engine) epochSource(ctx context.Context, sqlText string) (*memcat.Dataset, []int, []string, error) {
+	tables, err := e.tablesFor(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stmt, err := sql.Bind(ctx, sqlText, tables, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	q, ok := stmt.(*planner.Query)
+	if !ok || q.NumParams > 0 {
+		return nil, nil, nil, errs.Invalidf("a training read is a SELECT of columns of one dataset, without placeholders")
+	}
+	notPlain := errs.Invalidf("a training read selects columns of one dataset as they are (SELECT a, b FROM dataset): filters, expressions, grouping, ordering and LIMIT belong in the dataset's definition")
+	plan := planner.Optimize(q.Plan)
+	var refs []planner.Expr
+	if p, ok := plan.(*planner.Project); ok {
+		refs, plan = p.Exprs, p.Input
+	}
+	scan, ok := plan.(*planner.Scan)
+	if !ok || len(scan.Filters) > 0 || scan.Limit > 0 {
+		return nil, nil, nil, notPlain
+	}
+	d, ok := scan.Table.(*memcat.Dataset)
+	if !ok {
+		return nil, nil, nil, errs.Invalidf("%q is not a dataset: training reads read datasets held by data nodes (make one with `cachedb load` or CREATE TABLE … AS SELECT on a server with data nodes)", scan.Name)
+	}
+	out := planner.OutputSchema(q.Plan)
+	if refs == nil {
+		return d, append([]int(nil), scan.Indices...), fieldNames(out), nil
+	}
+	cols := make([]int, len(refs))
+	for i, r := range refs {
+		ref, ok := r.(*planner.ColumnRef)
+		if !ok {
+			return nil, nil, nil, notPlain
+		}
+		at := -1
+		for j, c := range scan.Columns {
+			if c.ID == ref.ID {
+				at = j
+			}
+		}
+		if at < 0 {
+			return nil, nil, nil, notPlain
+		}
+		cols[i] = scan.Indices[at]
+	}
+	return d, cols, fieldNames(out), nil
+}
+
+func fieldNames(s *arrow.Schema) []string {
+	names := make([]string, s.NumFields())
+	for i, f := range s.Fields() {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// epochSchema is the dataset's columns cols under the output names.
+func epochSchema(ds *arrow.Schema, cols []int, names []string) *arrow.Schema {
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = ds.Field(c)
+		fields[i].Name = names[i]
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// epochBatchBytes is the size a segment's output batches aim at (the server splits anything
+// larger than its cap).
+const epochBatchBytes = 2 << 20
+
+// ReadEpoch produces one segment of a training read from the partitions this process holds.
+// A partition it does not hold, or one whose row count differs from the head's, fails with
+// errs.Unavailable: the reader should plan again.
+func (e *Engine) ReadEpoch(ctx context.Context, s EpochSlice) (array.RecordReader, error) {
+	t, err := e.catalog.Table(ctx, s.Dataset+"@"+strconv.FormatUint(s.Generation, 10))
+	if err != nil {
+		return nil, err
+	}
+	d, ok := t.(*memcat.Dataset)
+	if !ok {
+		return nil, errs.NotFoundf("%q is not a dataset", s.Dataset)
+	}
+	if len(s.Columns) != len(s.Names) {
+		return nil, errs.Invalidf("training read slice has %d columns and %d names", len(s.Columns), len(s.Names))
+	}
+	for _, c := range s.Columns {
+		if c < 0 || c >= d.Schema().NumFields() {
+			return nil, errs.Invalidf("dataset %q has no column %d", s.Dataset, c)
+		}
+	}
+	if err := s.Request.Reader.Validate(); err != nil {
+		return nil, err
+	}
+	order, err := cluster.NewEpochOrder(s.PartRows, s.Request.Seed, s.Request.Epoch, s.Request.Shuffle, s.Request.ChunkRows, s.Request.WindowRows)
+	if err != nil {
+		return nil, err
+	}
+	parts := d.Parts()
+	if len(parts) != len(s.PartRows) {
+		return nil, errs.Invalidf("dataset %q has %d partitions, the read expects %d", s.Dataset, len(parts), len(s.PartRows))
+	}
+	schema := epochSchema(d.Schema(), s.Columns, s.Names)
+	var rowBytes int64 = 1
+	if rows, bytes := d.Totals(); rows > 0 {
+		rowBytes = max(1, bytes/rows*int64(len(s.Columns))/int64(max(1, d.Schema().NumFields())))
+	}
+	target := max(int64(1), epochBatchBytes/rowBytes)
+	if b := int64(s.Request.Reader.BatchSize); b > 0 {
+		target = max(b, target/b*b)
+	}
+	return newEpochReader(ctx, e.taskContext(nil), s, order, parts, schema, target)
+}
+
+// epochReader streams a segment: for each of the reader's stretches it gathers the rows from
+// the window that holds them, one window at a time.
+type epochReader struct {
+	ctx    context.Context
+	tc     *exec.TaskContext
+	slice  EpochSlice
+	order  *cluster.EpochOrder
+	parts  []memcat.Part
+	schema *arrow.Schema
+	target int64
+
+	// pieces are the (window, epoch position range) stretches still to read.
+	pieces []epochPiece
+	// window caches the gathered rows of the window last read.
+	windowIndex int
+	window      arrow.RecordBatch
+	perm        []int32
+
+	cur arrow.RecordBatch
+	err error
+}
+
+type epochPiece struct {
+	window int
+	g0, g1 int64
+}
+
+func newEpochReader(ctx context.Context, tc *exec.TaskContext, s EpochSlice, order *cluster.EpochOrder, parts []memcat.Part, schema *arrow.Schema, target int64) (*epochReader, error) {
+	r := &epochReader{ctx: ctx, tc: tc, slice: s, order: order, parts: parts, schema: schema, target: target, windowIndex: -1}
+	total := order.Rows()
+	start, rankRows := s.Request.Reader.RankRange(total)
+	windows := order.Windows()
+	var bad error
+	s.Request.Reader.Ranges(rankRows, s.From, s.To, func(t0, t1 int64) bool {
+		for t := t0; t < t1; {
+			g := s.Request.Reader.Position(start, t, total)
+			w := order.WindowAt(g)
+			win := windows[w]
+			n := min(t1-t, win.Start+win.Rows-g)
+			p := parts[win.Partition]
+			if !p.Held() || p.Rows != s.PartRows[win.Partition] {
+				bad = errs.Unavailablef("partition %d of dataset %q is not held by this data node; plan the read again", win.Partition, s.Dataset)
+				return false
+			}
+			r.pieces = append(r.pieces, epochPiece{window: w, g0: g, g1: g + n})
+			t += n
+		}
+		return true
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	return r, nil
+}
+
+func (r *epochReader) Schema() *arrow.Schema          { return r.schema }
+func (r *epochReader) RecordBatch() arrow.RecordBatch { return r.cur }
+func (r *epochReader) Record() arrow.RecordBatch      { return r.cur }
+func (r *epochReader) Err() error                     { return r.err }
+func (r *epochReader) Retain()                        {}
+
+func (r *epochReader) Release() {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.window != nil {
+		r.window.Release()
+		r.window = nil
+	}
+}
+
+// Next gathers up to target rows of consecutive pieces of one window into a batch.
+func (r *epochReader) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.err != nil || len(r.pieces) == 0 {
+		return false
+	}
+	if err := r.ctx.Err(); err != nil {
+		r.err = err
+		return false
+	}
+	w := r.pieces[0].window
+	if err := r.loadWindow(w); err != nil {
+		r.err = err
+		return false
+	}
+	start := r.order.Windows()[w].Start
+	var idx []int32
+	for len(r.pieces) > 0 && r.pieces[0].window == w && int64(len(idx)) < r.target {
+		p := &r.pieces[0]
+		n := min(p.g1-p.g0, r.target-int64(len(idx)))
+		for g := p.g0; g < p.g0+n; g++ {
+			i := int32(g - start)
+			if r.perm != nil {
+				i = r.perm[i]
+			}
+			idx = append(idx, i)
+		}
+		if p.g0 += n; p.g0 == p.g1 {
+			r.pieces = r.pieces[1:]
+		}
+	}
+	batch, err := exec.TakeRows(r.ctx, r.tc, r.window, idx)
+	if err != nil {
+		r.err = err
+		return false
+	}
+	r.cur = array.NewRecordBatch(r.schema, batch.Columns(), batch.NumRows())
+	batch.Release()
+	return true
+}
+
+// loadWindow gathers window w's rows (the reader's columns) from its partition's batches.
+func (r *epochReader) loadWindow(w int) error {
+	if r.windowIndex == w {
+		return nil
+	}
+	if r.window != nil {
+		r.window.Release()
+		r.window = nil
+	}
+	chunks, perm := r.order.Gather(w)
+	part := r.parts[r.order.Windows()[w].Partition]
+	window, err := gatherRanges(r.tc, part.Batches, r.slice.Columns, r.schema, chunks)
+	if err != nil {
+		return err
+	}
+	r.window, r.perm, r.windowIndex = window, perm, w
+	return nil
+}
+
+// gatherRanges concatenates the row ranges (partition row numbers, in order) of a partition's
+// batches, columns cols, into one batch of schema.
+func gatherRanges(tc *exec.TaskContext, batches []arrow.RecordBatch, cols []int, schema *arrow.Schema, ranges []cluster.RowRange) (arrow.RecordBatch, error) {
+	// starts[i] is the partition row number of batches[i]'s first row.
+	starts := make([]int64, len(batches)+1)
+	for i, b := range batches {
+		starts[i+1] = starts[i] + b.NumRows()
+	}
+	var rows int64
+	out := make([]arrow.Array, len(cols))
+	defer func() {
+		for _, a := range out {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	pieces := make([][]arrow.Array, len(cols))
+	defer func() {
+		for _, ps := range pieces {
+			for _, a := range ps {
+				a.Release()
+			}
+		}
+	}()
+	for _, rg := range ranges {
+		rows += rg.To - rg.From
+		for from := rg.From; from < rg.To; {
+			b := sort.Search(len(batches), func(i int) bool { return starts[i+1] > from })
+			if b == len(batches) {
+				return nil, errs.Internalf("row %d is past the partition's %d rows", from, starts[len(batches)])
+			}
+			to := min(rg.To, starts[b+1])
+			for i, c := range cols {
+				pieces[i] = append(pieces[i], array.NewSlice(batches[b].Column(c), from-starts[b], to-starts[b]))
+			}
+			from = to
+		}
+	}
+	for i := range cols {
+		if len(pieces[i]) == 0 {
+			out[i] = array.MakeArrayOfNull(tc.Alloc, schema.Field(i).Type, 0)
+			continue
+		}
+		a, err := array.Concatenate(pieces[i], tc.Alloc)
+		if err != nil {
+			return nil, errs.Internalf("gathering a window: %v", err)
+		}
+		out[i] = a
+	}
+	return array.NewRecordBatch(schema, out, rows), nil
+}

@@ -1,0 +1,275 @@
+package flightsql
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/engine"
+)
+
+// epochRead runs a training read through ADBC with its options as call headers (ADBC statement
+// options adbc.flight.sql.rpc.call_header.*), and returns the ride_id column in the order read.
+func epochRead(t *testing.T, cnxn adbc.Connection, query string, opts map[string]string) ([]int64, error) {
+	t.Helper()
+	stmt, err := cnxn.NewStatement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stmt.Close()
+	for k, v := range opts {
+		if err := stmt.SetOption("adbc.flight.sql.rpc.call_header.cachedb-"+strings.ReplaceAll(k, "_", "-"), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := stmt.SetSqlQuery(query); err != nil {
+		t.Fatal(err)
+	}
+	rdr, _, err := stmt.ExecuteQuery(testContext(t))
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Release()
+	var ids []int64
+	for rdr.Next() {
+		ids = append(ids, rdr.RecordBatch().Column(0).(*array.Int64).Int64Values()...)
+	}
+	return ids, rdr.Err()
+}
+
+// rankOrder reads a rank's share through its workers and interleaves their batches as a
+// DataLoader does: one batch from each worker in turn.
+func rankOrder(t *testing.T, cnxn adbc.Connection, query string, opts map[string]string, workers, batch int) []int64 {
+	t.Helper()
+	var perWorker [][]int64
+	for w := range workers {
+		o := maps.Clone(opts)
+		o["num_workers"], o["worker"], o["batch_size"] = strconv.Itoa(workers), strconv.Itoa(w), strconv.Itoa(batch)
+		ids, err := epochRead(t, cnxn, query, o)
+		if err != nil {
+			t.Fatalf("worker %d of %v: %v", w, opts, err)
+		}
+		perWorker = append(perWorker, ids)
+	}
+	var out []int64
+	for i := 0; ; i += batch {
+		any := false
+		for _, ids := range perWorker {
+			if i < len(ids) {
+				out = append(out, ids[i:min(i+batch, len(ids))]...)
+				any = true
+			}
+		}
+		if !any {
+			return out
+		}
+	}
+}
+
+// TestTrainingReadsOnDataNodes checks the guarantees of training reads end to end: a dataset on
+// three data nodes read by ranks and workers with call headers or a SQL hint, through ADBC.
+func TestTrainingReadsOnDataNodes(t *testing.T) {
+	wh := demoWarehouse(t)
+	c := startDatasetCluster(t, wh, 3)
+	ctx := testContext(t)
+	cnxn := quietConn(t, c.head.addr)
+	headFlight := flightClient(t, c.head.addr)
+	spec := engine.DatasetSpec{Name: "train", Table: "demo.rides", Columns: []string{"ride_id", "fare", "city"}, Filter: "passengers >= 2", Partitions: 5}
+	ds := mustLoad(t, ctx, headFlight, spec)
+	var all []int64
+	for _, r := range sortedRows(t, cnxn, "SELECT ride_id FROM train") {
+		v, _ := strconv.ParseInt(r, 10, 64)
+		all = append(all, v)
+	}
+	slices.Sort(all)
+	if int64(len(all)) != ds.Rows || len(all) < 10000 {
+		t.Fatalf("dataset has %d rows, load said %d", len(all), ds.Rows)
+	}
+	const query = "SELECT ride_id, fare FROM train"
+	base := map[string]string{"seed": "11", "epoch": "0", "window_rows": "4096", "chunk_rows": "64"}
+
+	readEpoch := func(world, workers, batch int, extra map[string]string) [][]int64 {
+		var ranks [][]int64
+		for r := range world {
+			o := maps.Clone(base)
+			maps.Copy(o, extra)
+			o["rank"], o["world_size"] = strconv.Itoa(r), strconv.Itoa(world)
+			ranks = append(ranks, rankOrder(t, cnxn, query, o, workers, batch))
+		}
+		return ranks
+	}
+	var epoch0 []int64
+	t.Run("exactly once, equal shares, any world size", func(t *testing.T) {
+		for _, shape := range []struct{ world, workers, batch int }{{1, 1, 1000}, {2, 2, 100}, {3, 2, 77}, {4, 3, 64}} {
+			ranks := readEpoch(shape.world, shape.workers, shape.batch, nil)
+			var union, order []int64
+			for _, ids := range ranks {
+				if d := len(ids) - len(ranks[0]); d < -1 || d > 1 {
+					t.Errorf("%+v: shares of %d and %d rows", shape, len(ranks[0]), len(ids))
+				}
+				union = append(union, ids...)
+				order = append(order, ids...)
+			}
+			slices.Sort(union)
+			if !slices.Equal(union, all) {
+				t.Fatalf("%+v: the ranks read %d rows, not the dataset's %d each once", shape, len(union), len(all))
+			}
+			// The order does not depend on the world size.
+			if epoch0 == nil {
+				epoch0 = order
+			} else if !slices.Equal(order, epoch0) {
+				t.Errorf("%+v: the epoch order differs from one reader's", shape)
+			}
+		}
+	})
+	t.Run("drop_last and pad give equal shares", func(t *testing.T) {
+		drop := readEpoch(3, 2, 50, map[string]string{"shares": "drop_last"})
+		pad := readEpoch(3, 1, 50, map[string]string{"shares": "pad"})
+		seen := map[int64]int{}
+		for r := range 3 {
+			if len(drop[r]) != len(drop[0]) || len(drop[r])%50 != 0 || len(pad[r]) != len(pad[0]) {
+				t.Fatalf("drop_last shares %d/%d, pad shares %d/%d", len(drop[0]), len(drop[r]), len(pad[0]), len(pad[r]))
+			}
+			for _, id := range pad[r] {
+				seen[id]++
+			}
+		}
+		if len(seen) != len(all) || 3*len(pad[0]) < len(all) {
+			t.Errorf("pad read %d distinct rows of %d", len(seen), len(all))
+		}
+		if lost := len(all) - 3*len(drop[0]); lost < 0 || lost >= 3*50+3 {
+			t.Errorf("drop_last left out %d rows", lost)
+		}
+	})
+	t.Run("epochs differ, seeds repeat", func(t *testing.T) {
+		again := readEpoch(1, 1, 1000, nil)[0]
+		next := readEpoch(1, 1, 1000, map[string]string{"epoch": "1"})[0]
+		if !slices.Equal(again, epoch0) {
+			t.Error("the same seed and epoch gave another order")
+		}
+		if slices.Equal(next, epoch0) || sameSuccessors(epoch0, next) > len(next)/50 {
+			t.Error("epoch 1 keeps epoch 0's order")
+		}
+		plain := readEpoch(1, 1, 1000, map[string]string{"shuffle": "false"})[0]
+		if slices.Equal(plain, epoch0) {
+			t.Error("shuffle=false gave the shuffled order")
+		}
+	})
+	t.Run("resume from an offset", func(t *testing.T) {
+		full := readEpoch(2, 2, 64, nil)[1]
+		for _, k := range []int{0, 1, 63, 64, 1000, len(full) - 1, len(full)} {
+			rest := readEpoch(2, 2, 64, map[string]string{"offset": strconv.Itoa(k)})[1]
+			if !slices.Equal(rest, full[k:]) {
+				t.Fatalf("offset %d: %d rows, want the %d after it", k, len(rest), len(full)-k)
+			}
+		}
+	})
+	t.Run("the SQL hint carries the same options", func(t *testing.T) {
+		hinted := "SELECT /*+ TRAINING(seed=11, epoch=0, window_rows=4096, chunk_rows=64, rank=1, world_size=2, num_workers=2, worker=1, batch_size=64) */ ride_id, fare FROM train"
+		viaHint, err := epochRead(t, cnxn, hinted, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := maps.Clone(base)
+		maps.Copy(o, map[string]string{"rank": "1", "world_size": "2", "num_workers": "2", "worker": "1", "batch_size": "64"})
+		viaHeaders, err := epochRead(t, cnxn, query, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(viaHint) == 0 || !slices.Equal(viaHint, viaHeaders) {
+			t.Errorf("hint read %d rows, headers %d, not the same", len(viaHint), len(viaHeaders))
+		}
+		if _, err := epochRead(t, cnxn, hinted, map[string]string{"rank": "0"}); grpcCode(err) != codes.InvalidArgument {
+			t.Errorf("hint and header disagreeing: %v", err)
+		}
+	})
+	t.Run("endpoints are located at the nodes, in order", func(t *testing.T) {
+		cl := c.head.arrowClient(t)
+		hctx := metadata.AppendToOutgoingContext(ctx, "cachedb-seed", "3", "cachedb-world-size", "2", "cachedb-rank", "0", "cachedb-window-rows", "4096")
+		info, err := cl.Execute(hctx, query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes := map[string]bool{}
+		for _, n := range c.nodes {
+			nodes["grpc://"+n.addr] = true
+		}
+		if !info.Ordered || len(info.Endpoint) < 3 || info.TotalRecords != int64(len(all)/2) {
+			t.Errorf("ordered=%v, %d endpoints, %d records", info.Ordered, len(info.Endpoint), info.TotalRecords)
+		}
+		for i, ep := range info.Endpoint {
+			if len(ep.Location) != 1 || !nodes[ep.Location[0].Uri] {
+				t.Errorf("endpoint %d at %v", i, ep.Location)
+			}
+		}
+	})
+	t.Run("bad reads are refused and the server keeps serving", func(t *testing.T) {
+		for q, opts := range map[string]map[string]string{
+			"SELECT ride_id FROM train WHERE fare > 3":   {"seed": "1"},
+			"SELECT ride_id + 1 FROM train":              {"seed": "1"},
+			"SELECT count(*) FROM train":                 {"seed": "1"},
+			"SELECT ride_id FROM demo.rides":             {"seed": "1"},
+			"SELECT ride_id FROM train ":                 {"rank": "2", "world_size": "2"},
+			"SELECT ride_id FROM train  ":                {"num_workers": "2"},
+			"SELECT ride_id FROM train   ":               {"shares": "some"},
+			"SELECT ride_id FROM train    ":              {"epoch": "-1"},
+			"SELECT /*+ TRAINING(colour=red) */ 1":       nil,
+			"SELECT /*+ TRAINING(seed=1) */ * FROM nope": nil,
+		} {
+			_, err := epochRead(t, cnxn, q, opts)
+			if code := grpcCode(err); code != codes.InvalidArgument && code != codes.NotFound {
+				t.Errorf("%s %v: %v (%v)", q, opts, err, code)
+			}
+		}
+		if rows := sortedRows(t, cnxn, "SELECT count(*) FROM train"); len(rows) != 1 || rows[0] != strconv.Itoa(len(all)) {
+			t.Errorf("count after bad reads = %v", rows)
+		}
+	})
+	t.Run("a node lost and its partitions rebuilt: the same order", func(t *testing.T) {
+		c.nodes[1].stop()
+		waitFor(t, "the dataset rebuilt on the survivors", func() bool {
+			row := systemDatasets(t, cnxn)["train"]
+			return row.state == cluster.DatasetReady && len(row.nodes) == 2
+		})
+		var after []int64
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			ids, err := epochRead(t, cnxn, query, base)
+			if err == nil {
+				after = ids
+				break
+			}
+			if grpcCode(err) != codes.Unavailable || time.Now().After(deadline) {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if !slices.Equal(after, epoch0) {
+			t.Errorf("after the rebuild the epoch reads %d rows in another order", len(after))
+		}
+	})
+}
+
+// sameSuccessors counts the rows followed by the same row in both orders.
+func sameSuccessors(a, b []int64) int {
+	next := make(map[int64]int64, len(a))
+	for i := 0; i+1 < len(a); i++ {
+		next[a[i]] = a[i+1]
+	}
+	n := 0
+	for i := 0; i+1 < len(b); i++ {
+		if v, ok := next[b[i]]; ok && v == b[i+1] {
+			n++
+		}
+	}
+	return n
+}

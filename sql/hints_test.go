@@ -1,0 +1,34 @@
+package sql
+
+import (
+	"maps"
+	"testing"
+)
+
+func TestTrainingHint(t *testing.T) {
+	for _, tt := range []struct {
+		query string
+		want  map[string]string
+		bad   bool
+	}{
+		{query: "SELECT a FROM t", want: nil},
+		{query: "SELECT /*+ SET_VAR(x=1) */ a FROM t", want: nil},
+		{query: "SELECT /*+ TRAINING() */ a FROM t", want: map[string]string{}},
+		{query: "SELECT /*+ training(Seed=7, epoch = 3 shares='drop_last') */ a FROM t", want: map[string]string{"seed": "7", "epoch": "3", "shares": "drop_last"}},
+		{query: `SELECT /*+ TRAINING(shares="pad", rank=1) */ * FROM t`, want: map[string]string{"shares": "pad", "rank": "1"}},
+		{query: "SELECT /*+ TRAINING(seed) */ a FROM t", bad: true},
+		{query: "SELECT /*+ TRAINING(seed=1, seed=2) */ a FROM t", bad: true},
+		{query: "SELECT /*+ TRAINING(shares='pad) */ a FROM t", bad: true},
+		{query: "SELECT /*+ TRAINING(seed=1 */ a FROM t", bad: true},
+		{query: "SELEC a", bad: true},
+	} {
+		got, err := TrainingHint(tt.query)
+		if (err != nil) != tt.bad {
+			t.Errorf("%s: error %v", tt.query, err)
+			continue
+		}
+		if !tt.bad && (got == nil) != (tt.want == nil) || !maps.Equal(got, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.query, got, tt.want)
+		}
+	}
+}
