@@ -17,7 +17,7 @@ SMOKE_FILES := sqlite/select1.test sqlite/select2.test sqlite/evidence sqlite/ra
 # prints its directory.
 PYTHON = "$$(scripts/venv.sh)/bin/python"
 
-.PHONY: help build run test test-servers test-go test-python test-slt test-fuzz conformance conformance-workers bench bench-iceberg bench-cluster lint fuzz clean
+.PHONY: help build run test python-client test-servers test-go test-python test-slt test-fuzz conformance conformance-workers bench bench-iceberg bench-cluster lint fuzz clean
 
 help:
 	@echo "make run          build and serve the demo catalog over Flight SQL on $(LISTEN), with 2 data nodes"
@@ -50,7 +50,13 @@ test-go:
 	$(GO) vet ./...
 	CACHEDB_REQUIRE_ALL=1 CACHEDB_PYICEBERG_PYTHON=$(PYTHON) $(GO) test ./...
 
-test-python: build
+# The client package is installed into the environment as a user would (pip install ./python);
+# its dependencies are already there (tests/python/requirements.txt).
+python-client:
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation ./python
+	rm -rf python/build python/cachedb.egg-info
+
+test-python: build python-client
 	CACHEDB_REQUIRE_ALL=1 CACHEDB_BIN=$(CURDIR)/bin/cachedb $(PYTHON) -m pytest -q -p no:cacheprovider tests/python
 
 test-slt: build

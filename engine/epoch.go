@@ -30,7 +30,10 @@ type EpochRequest struct {
 	Shuffle bool
 	// ChunkRows and WindowRows size the shuffle (cluster.EpochOrder).
 	ChunkRows, WindowRows int
-	Reader                cluster.EpochReader
+	// Generation, when not 0, is the dataset generation the job reads: a read of a dataset made
+	// again since (another generation under the name) is refused instead of reading other rows.
+	Generation uint64
+	Reader     cluster.EpochReader
 }
 
 // DefaultEpochRequest is a lone reader of epoch 0, shuffled with seed 0.
@@ -42,7 +45,7 @@ func DefaultEpochRequest() EpochRequest {
 }
 
 // EpochOptionNames lists the options a training read takes, as ParseEpochOptions reads them.
-var EpochOptionNames = []string{"seed", "epoch", "shuffle", "chunk_rows", "window_rows", "rank", "world_size", "worker", "num_workers", "batch_size", "offset", "start", "shares"}
+var EpochOptionNames = []string{"seed", "epoch", "shuffle", "chunk_rows", "window_rows", "rank", "world_size", "worker", "num_workers", "batch_size", "offset", "start", "shares", "generation"}
 
 // ParseEpochOptions reads a training read's options (names as in EpochOptionNames, values as
 // text) over DefaultEpochRequest. An unknown name or a malformed value is errs.InvalidInput
@@ -92,6 +95,8 @@ func ParseEpochOptions(opts map[string]string) (EpochRequest, error) {
 			integer(&req.Reader.Offset, 0)
 		case "start":
 			integer(&req.Reader.Start, 0)
+		case "generation":
+			req.Generation, err = strconv.ParseUint(value, 10, 64)
 		case "shares":
 			req.Reader.Shares, err = cluster.ParseShareMode(strings.ToLower(value))
 		default:
@@ -153,6 +158,9 @@ func (e *Engine) PlanEpochRead(ctx context.Context, sqlText string, req EpochReq
 	d, cols, names, err := e.epochSource(ctx, sqlText)
 	if err != nil {
 		return nil, err
+	}
+	if req.Generation != 0 && req.Generation != d.Generation() {
+		return nil, errs.NotFoundf("dataset %q generation %d is no longer held: it was made again (now generation %d); start the job again to read the new one", d.Name(), req.Generation, d.Generation())
 	}
 	parts := d.Parts()
 	partRows := make([]int64, len(parts))

@@ -30,7 +30,10 @@ type LoadMessage struct {
 
 // LoadedDataset describes the dataset a load made or reused.
 type LoadedDataset struct {
-	Name       string            `json:"name"`
+	Name string `json:"name"`
+	// Generation identifies this materialization of the name; a training read given it
+	// (option generation) refuses any other.
+	Generation uint64            `json:"generation"`
 	Rows       int64             `json:"rows"`
 	Bytes      int64             `json:"bytes"`
 	Partitions int               `json:"partitions"`
@@ -81,7 +84,7 @@ func (l *loadService) DoAction(action *flight.Action, stream flight.FlightServic
 		return sendErr
 	}
 	return send(LoadMessage{Dataset: &LoadedDataset{
-		Name: info.Name, Rows: info.Rows, Bytes: info.Bytes, Partitions: info.Partitions, Nodes: info.Nodes,
+		Name: info.Name, Generation: info.Generation, Rows: info.Rows, Bytes: info.Bytes, Partitions: info.Partitions, Nodes: info.Nodes,
 		Snapshot: info.Pins, Reused: info.Reused, Seconds: time.Since(start).Seconds(),
 	}})
 }

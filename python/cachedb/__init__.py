@@ -1,0 +1,24 @@
+"""cachedb's Python client.
+
+* ``cachedb.connect(address)``: ad-hoc SQL (pyarrow Tables) and dataset loading.
+* ``cachedb.CacheDataset``: a ``torch.utils.data.IterableDataset`` streaming a cached dataset's
+  epochs, sharded across ranks and DataLoader workers, shuffled, resumable.
+* ``cachedb.DataLoader``: a torch DataLoader that counts what the loop consumed, for resuming.
+
+The PyTorch parts need torch (``pip install './python[torch]'``); ``connect`` does not.
+"""
+
+from .client import Connection, connect
+
+__version__ = "0.1.0"
+
+__all__ = ["CacheDataset", "Connection", "DataLoader", "arrow_to_tensors", "connect", "to_device"]
+
+
+def __getattr__(name):
+    # torch is imported only when its parts are used.
+    if name in ("CacheDataset", "DataLoader", "arrow_to_tensors", "to_device"):
+        from . import dataset
+
+        return getattr(dataset, name)
+    raise AttributeError(f"module 'cachedb' has no attribute {name!r}")

@@ -1,0 +1,84 @@
+"""Ad-hoc SQL and dataset loading: ``cachedb.connect()``."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Callable, Optional, Union
+
+import pyarrow as pa
+
+from ._flight import FlightClients, grpc_uri
+
+
+class Connection:
+    """A connection to a cachedb head.
+
+    ``sql`` runs any query through the ADBC Flight SQL driver (which reads every endpoint where
+    it is located) and returns a pyarrow Table; ``load`` materializes a dataset from a job spec.
+    """
+
+    def __init__(self, address: str, timeout: Optional[float] = None):
+        import adbc_driver_flightsql.dbapi as flightsql
+
+        self.address = address
+        self._flight = FlightClients(address, timeout)
+        self._adbc = flightsql.connect(grpc_uri(address), autocommit=True)
+
+    def sql(self, query: str) -> pa.Table:
+        """Runs one statement and returns its rows."""
+        with self._adbc.cursor() as cur:
+            cur.execute(query)
+            return cur.fetch_arrow_table()
+
+    def load(self, spec: Union[dict, str, os.PathLike], progress: Optional[Callable[[dict], None]] = None) -> dict:
+        """Materializes a dataset on the data nodes (or reuses the one that already holds it).
+
+        ``spec`` is a job spec as a dict, or the path of a JSON or YAML file (YAML needs PyYAML);
+        its keys are those of ``cachedb load`` (name, table or metadata_location or sql,
+        columns, filter, snapshot, partitions, replace). ``progress`` receives each progress
+        message. Returns the dataset: name, generation, rows, bytes, partitions, nodes,
+        snapshot, reused, seconds.
+        """
+        if not isinstance(spec, dict):
+            spec = _read_spec(os.fspath(spec))
+        dataset = None
+        for message in self._flight.action("cachedb.load", spec):
+            if "progress" in message and progress is not None:
+                progress(message["progress"])
+            if "dataset" in message:
+                dataset = message["dataset"]
+        if dataset is None:
+            raise RuntimeError(f"loading {spec.get('name')!r}: the server sent no result")
+        return dataset
+
+    def datasets(self) -> pa.Table:
+        """The datasets the cluster holds (system.datasets)."""
+        return self.sql("SELECT * FROM system.datasets")
+
+    def close(self) -> None:
+        self._adbc.close()
+        self._flight.close()
+
+    def __enter__(self) -> "Connection":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _read_spec(path: str) -> dict:
+    with open(path, "rb") as f:
+        text = f.read().decode()
+    if path.endswith(".json"):
+        return json.loads(text)
+    try:
+        import yaml
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError(f"reading {path} needs PyYAML; pass the spec as a dict or a .json file") from e
+    return yaml.safe_load(text)
+
+
+def connect(address: str = "127.0.0.1:32010", timeout: Optional[float] = None) -> Connection:
+    """Connects to the cachedb head at HOST:PORT (or a grpc:// URI)."""
+    return Connection(address, timeout)
