@@ -80,6 +80,16 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd fsql.Pr
 		t := statementTicket{kind: ticketEmpty, expires: s.now().Add(s.opts.TicketTTL)}
 		return s.flightInfo(desc, emptySchema, s.tickets.encode(t))
 	}
+	if ps.info.NumParams == 0 {
+		// Clients that prepare every statement (the ADBC DB-API cursor) make training reads
+		// this way too.
+		if opts, ok, err := epochOptions(ctx, ps.sql); err != nil || ok {
+			if err != nil {
+				return nil, err
+			}
+			return s.epochInfo(ctx, desc, ps.sql, opts)
+		}
+	}
 	if ps.info.NumParams == 0 && s.opts.DataNodes != nil {
 		// Without parameters the query is a plain statement: divide it among the data nodes as
 		// GetFlightInfoStatement does, pinned to the snapshots current now.

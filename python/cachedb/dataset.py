@@ -190,8 +190,9 @@ class CacheDataset(IterableDataset):
         retries: how many times a worker plans its read again after a data node failed.
         window_rows, chunk_rows: the shuffle's sizes (rows mixed together; rows kept together).
 
-    Call ``set_epoch(n)`` before each epoch, as with DistributedSampler; ``state_dict()`` and
-    ``load_state_dict()`` resume an epoch where the rank stopped.
+    Call ``set_epoch(n)`` before each epoch, as with DistributedSampler (without it, every
+    iteration reads the same epoch); ``state_dict()`` and ``load_state_dict()`` resume an epoch
+    where the rank stopped.
     """
 
     def __init__(
@@ -349,6 +350,13 @@ class CacheDataset(IterableDataset):
     def note_complete(self) -> None:
         self._complete = True
 
+    def _begin(self) -> None:
+        """Starts an iteration in the main process: from the resume offset, or, when the epoch
+        was read to its end, from its beginning again (as a sampler without set_epoch does)."""
+        if self._complete:
+            self._offset, self._complete = 0, False
+        self._consumed = 0
+
     # -- reading ------------------------------------------------------------------------------
 
     def _options(self, worker: int, num_workers: int, start: int) -> Dict[str, Any]:
@@ -366,8 +374,8 @@ class CacheDataset(IterableDataset):
         info = get_worker_info()
         worker, num_workers = (info.id, info.num_workers) if info is not None else (0, 1)
         in_process = info is None
-        if self._complete:
-            return
+        if in_process:
+            self._begin()
         device = self.device if in_process else None
         for batch in self._batches(worker, num_workers):
             out = self.from_arrow_rb_to_tensor(batch)
@@ -441,8 +449,9 @@ class CacheDataset(IterableDataset):
                 result = message.get("dataset", result)
             if result is not None:
                 return name, int(result["generation"])
-        except flight.FlightError as e:
-            # Made earlier from older table snapshots: the dataset stays what it was made from.
+        except pa.ArrowException as e:
+            # Made earlier from older table snapshots: the dataset stays what it was made from
+            # until it is dropped (or replaced with `cachedb load` and replace: true).
             if "already exists" not in str(e):
                 raise
         return name, CacheDataset._generation(clients, name)
@@ -496,8 +505,7 @@ class DataLoader(torch.utils.data.DataLoader):
 
     def __iter__(self):
         ds: CacheDataset = self.dataset  # type: ignore[assignment]
-        if ds._complete:
-            return
+        ds._begin()
         for batch in super().__iter__():
             if self.device is not None:
                 batch = to_device(batch, self.device)
