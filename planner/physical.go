@@ -299,39 +299,36 @@ func (pp *physicalPlanner) planJoin(p *Join) (exec.Operator, error) {
 		}
 		return exec.NewNestedLoopJoin(left, right, kind, cond)
 	}
-	lk, err := pp.exprs(lkeys, ls)
+	lk, rk, res, err := pp.joinExprs(lkeys, rkeys, residual, ls, rs)
 	if err != nil {
 		return nil, err
-	}
-	rk, err := pp.exprs(rkeys, rs)
-	if err != nil {
-		return nil, err
-	}
-	var res exec.Expr
-	if residual != nil {
-		if res, err = pp.expr(residual, both); err != nil {
-			return nil, err
-		}
 	}
 	return exec.NewHashJoin(left, right, kind, lk, rk, res)
+}
+
+// joinExprs compiles an equi-join's key expressions over each side and its residual condition
+// over both sides (nil when there is none).
+func (pp *physicalPlanner) joinExprs(lkeys, rkeys []Expr, residual Expr, ls, rs Schema) (lk, rk []exec.Expr, res exec.Expr, err error) {
+	if lk, err = pp.exprs(lkeys, ls); err != nil {
+		return nil, nil, nil, err
+	}
+	if rk, err = pp.exprs(rkeys, rs); err != nil {
+		return nil, nil, nil, err
+	}
+	if residual != nil {
+		if res, err = pp.expr(residual, append(append(Schema{}, ls...), rs...)); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return lk, rk, res, nil
 }
 
 // partitionedJoin joins two distributed sides on node p over bucket p of each, both shuffled by
 // their join keys cast to the types the join compares in.
 func (pp *physicalPlanner) partitionedJoin(left, right exec.Operator, kind exec.JoinKind, lkeys, rkeys []Expr, residual Expr, ls, rs Schema) (exec.Operator, error) {
-	lk, err := pp.exprs(lkeys, ls)
+	lk, rk, res, err := pp.joinExprs(lkeys, rkeys, residual, ls, rs)
 	if err != nil {
 		return nil, err
-	}
-	rk, err := pp.exprs(rkeys, rs)
-	if err != nil {
-		return nil, err
-	}
-	var res exec.Expr
-	if residual != nil {
-		if res, err = pp.expr(residual, append(append(Schema{}, ls...), rs...)); err != nil {
-			return nil, err
-		}
 	}
 	types, err := exec.JoinKeyTypes(lk, rk)
 	if err != nil {
