@@ -302,6 +302,26 @@ func (r EpochReader) Ranges(rankRows, from, to int64, fn func(t0, t1 int64) bool
 	}
 }
 
+// Stretches calls fn with the reader's rows of its share within [from, to), cut where a
+// window ends: the share positions [t0, t1), the window (index into Windows) that holds them and
+// the epoch position g of t0 (the stretch is epoch positions [g, g+t1-t0)). In share order,
+// until fn returns false.
+func (o *EpochOrder) Stretches(r EpochReader, from, to int64, fn func(t0, t1 int64, window int, g int64) bool) {
+	start, rankRows := r.RankRange(o.total)
+	r.Ranges(rankRows, from, to, func(t0, t1 int64) bool {
+		for t := t0; t < t1; {
+			g := r.Position(start, t, o.total)
+			w := o.WindowAt(g)
+			end := min(t1, t+o.windows[w].Start+o.windows[w].Rows-g)
+			if !fn(t, end, w, g) {
+				return false
+			}
+			t = end
+		}
+		return true
+	})
+}
+
 // mulDiv returns a*b/c rounded down, without overflow for a, b, c ≥ 0 and a*b/c < 2^63.
 func mulDiv(a, b, c int64) int64 {
 	hi, lo := bits.Mul64(uint64(a), uint64(b))

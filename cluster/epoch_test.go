@@ -128,6 +128,26 @@ func TestEpochReadsProperties(t *testing.T) {
 				}
 				seq := rankSequence(r, total)
 				start, n := r.RankRange(total)
+				// Stretches cut worker 0's rows at window ends without changing them.
+				var viaRanges, viaStretches []int64
+				r.Ranges(n, 0, n, func(t0, t1 int64) bool {
+					for t := t0; t < t1; t++ {
+						viaRanges = append(viaRanges, r.Position(start, t, total))
+					}
+					return true
+				})
+				o.Stretches(r, 0, n, func(t0, t1 int64, w int, g int64) bool {
+					if win := o.Windows()[w]; g < win.Start || g+t1-t0 > win.Start+win.Rows {
+						t.Fatalf("%s %v rank %d: stretch [%d, %d) at %d leaves window %+v", name, mode, rank, t0, t1, g, win)
+					}
+					for i := range t1 - t0 {
+						viaStretches = append(viaStretches, g+i)
+					}
+					return true
+				})
+				if !slices.Equal(viaStretches, viaRanges) {
+					t.Fatalf("%s %v rank %d: stretches give %v, ranges %v", name, mode, rank, viaStretches, viaRanges)
+				}
 				// Workers in turn yield the rank's share in order.
 				for i, g := range seq {
 					if want := r.Position(start, int64(i), total); g != want {

@@ -2,7 +2,8 @@ package engine
 
 import (
 	"context"
-	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,53 +49,44 @@ func DefaultEpochRequest() EpochRequest {
 var EpochOptionNames = []string{"seed", "epoch", "shuffle", "chunk_rows", "window_rows", "rank", "world_size", "worker", "num_workers", "batch_size", "offset", "start", "shares", "generation"}
 
 // ParseEpochOptions reads a training read's options (names as in EpochOptionNames, values as
-// text) over DefaultEpochRequest. An unknown name or a malformed value is errs.InvalidInput
-// naming it.
+// text) over DefaultEpochRequest. An unknown name or a value that is not a number of the
+// option's kind is errs.InvalidInput naming it; numbers out of range are refused by
+// EpochReader.Validate (here) and cluster.NewEpochOrder (when planned).
 func ParseEpochOptions(opts map[string]string) (EpochRequest, error) {
 	req := DefaultEpochRequest()
-	for _, name := range sortedKeys(opts) {
+	for _, name := range slices.Sorted(maps.Keys(opts)) {
 		value := strings.TrimSpace(opts[name])
 		var err error
-		integer := func(dst *int64, least int64) {
+		count := func(dst *int) {
 			var v int64
-			if v, err = strconv.ParseInt(value, 10, 64); err == nil && v < least {
-				err = fmt.Errorf("less than %d", least)
-			}
-			*dst = v
-		}
-		small := func(dst *int, least int64) {
-			var v int64
-			integer(&v, least)
-			if err == nil && v > 1<<30 {
-				err = fmt.Errorf("too large")
-			}
+			v, err = strconv.ParseInt(value, 10, 32)
 			*dst = int(v)
 		}
 		switch name {
 		case "seed":
 			req.Seed, err = strconv.ParseUint(value, 10, 64)
 		case "epoch":
-			integer(&req.Epoch, 0)
+			req.Epoch, err = strconv.ParseInt(value, 10, 64)
 		case "shuffle":
 			req.Shuffle, err = strconv.ParseBool(value)
 		case "chunk_rows":
-			small(&req.ChunkRows, 1)
+			count(&req.ChunkRows)
 		case "window_rows":
-			small(&req.WindowRows, 1)
+			count(&req.WindowRows)
 		case "rank":
-			small(&req.Reader.Rank, 0)
+			count(&req.Reader.Rank)
 		case "world_size":
-			small(&req.Reader.WorldSize, 1)
+			count(&req.Reader.WorldSize)
 		case "worker":
-			small(&req.Reader.Worker, 0)
+			count(&req.Reader.Worker)
 		case "num_workers":
-			small(&req.Reader.NumWorkers, 1)
+			count(&req.Reader.NumWorkers)
 		case "batch_size":
-			small(&req.Reader.BatchSize, 0)
+			count(&req.Reader.BatchSize)
 		case "offset":
-			integer(&req.Reader.Offset, 0)
+			req.Reader.Offset, err = strconv.ParseInt(value, 10, 64)
 		case "start":
-			integer(&req.Reader.Start, 0)
+			req.Reader.Start, err = strconv.ParseInt(value, 10, 64)
 		case "generation":
 			req.Generation, err = strconv.ParseUint(value, 10, 64)
 		case "shares":
@@ -107,15 +99,6 @@ func ParseEpochOptions(opts map[string]string) (EpochRequest, error) {
 		}
 	}
 	return req, req.Reader.Validate()
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // TrainingHint returns the options of a query's /*+ TRAINING(...) */ hint (nil when it has
@@ -175,26 +158,19 @@ func (e *Engine) PlanEpochRead(ctx context.Context, sqlText string, req EpochReq
 		return nil, err
 	}
 	plan := &EpochPlan{Schema: epochSchema(d.Schema(), cols, names)}
-	total := order.Rows()
-	start, rankRows := req.Reader.RankRange(total)
-	windows := order.Windows()
+	// The slice names its generation itself; the request's pin was checked here.
+	req.Generation = 0
 	base := EpochSlice{Dataset: d.Name(), Generation: d.Generation(), Columns: cols, Names: names, PartRows: partRows, Request: req}
-	req.Reader.Ranges(rankRows, 0, rankRows, func(t0, t1 int64) bool {
+	order.Stretches(req.Reader, 0, order.Rows(), func(t0, t1 int64, w int, _ int64) bool {
 		plan.Rows += t1 - t0
-		for t := t0; t < t1; {
-			g := req.Reader.Position(start, t, total)
-			win := windows[order.WindowAt(g)]
-			end := min(t1, t+win.Start+win.Rows-g)
-			loc := parts[win.Partition].Location
-			if n := len(plan.Segments); n > 0 && plan.Locations[n-1] == loc {
-				plan.Segments[n-1].To = end
-			} else {
-				seg := base
-				seg.From, seg.To = t, end
-				plan.Segments = append(plan.Segments, seg)
-				plan.Locations = append(plan.Locations, loc)
-			}
-			t = end
+		loc := parts[order.Windows()[w].Partition].Location
+		if n := len(plan.Segments); n > 0 && plan.Locations[n-1] == loc {
+			plan.Segments[n-1].To = t1
+		} else {
+			seg := base
+			seg.From, seg.To = t0, t1
+			plan.Segments = append(plan.Segments, seg)
+			plan.Locations = append(plan.Locations, loc)
 		}
 		return true
 	})
@@ -347,24 +323,14 @@ type epochPiece struct {
 
 func newEpochReader(ctx context.Context, tc *exec.TaskContext, s EpochSlice, order *cluster.EpochOrder, parts []memcat.Part, schema *arrow.Schema, target int64) (*epochReader, error) {
 	r := &epochReader{ctx: ctx, tc: tc, slice: s, order: order, parts: parts, schema: schema, target: target, windowIndex: -1}
-	total := order.Rows()
-	start, rankRows := s.Request.Reader.RankRange(total)
-	windows := order.Windows()
 	var bad error
-	s.Request.Reader.Ranges(rankRows, s.From, s.To, func(t0, t1 int64) bool {
-		for t := t0; t < t1; {
-			g := s.Request.Reader.Position(start, t, total)
-			w := order.WindowAt(g)
-			win := windows[w]
-			n := min(t1-t, win.Start+win.Rows-g)
-			p := parts[win.Partition]
-			if !p.Held() || p.Rows != s.PartRows[win.Partition] {
-				bad = errs.Unavailablef("partition %d of dataset %q is not held by this data node; plan the read again", win.Partition, s.Dataset)
-				return false
-			}
-			r.pieces = append(r.pieces, epochPiece{window: w, g0: g, g1: g + n})
-			t += n
+	order.Stretches(s.Request.Reader, s.From, s.To, func(t0, t1 int64, w int, g int64) bool {
+		p := order.Windows()[w].Partition
+		if !parts[p].Held() || parts[p].Rows != s.PartRows[p] {
+			bad = errs.Unavailablef("partition %d of dataset %q is not held by this data node; plan the read again", p, s.Dataset)
+			return false
 		}
+		r.pieces = append(r.pieces, epochPiece{window: w, g0: g, g1: g + t1 - t0})
 		return true
 	})
 	if bad != nil {
@@ -380,6 +346,10 @@ func (r *epochReader) Err() error                     { return r.err }
 func (r *epochReader) Retain()                        {}
 
 func (r *epochReader) Release() {
+	if r.tc != nil {
+		r.tc.Cache.Release()
+		r.tc = nil
+	}
 	if r.cur != nil {
 		r.cur.Release()
 		r.cur = nil

@@ -3,6 +3,7 @@ package flightsql
 import (
 	"context"
 	"encoding/binary"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -37,10 +38,10 @@ func epochOptions(ctx context.Context, query string) (opts map[string]string, ok
 	md, _ := metadata.FromIncomingContext(ctx)
 	for key, values := range md {
 		name, found := strings.CutPrefix(strings.ToLower(key), epochHeaderPrefix)
-		if !found || !isEpochOption(strings.ReplaceAll(name, "-", "_")) || len(values) == 0 {
+		name = strings.ReplaceAll(name, "-", "_")
+		if !found || !slices.Contains(engine.EpochOptionNames, name) || len(values) == 0 {
 			continue
 		}
-		name = strings.ReplaceAll(name, "-", "_")
 		value := values[len(values)-1]
 		if prev, dup := opts[name]; dup && prev != value {
 			return nil, false, errs.Invalidf("training read option %s is %q in the query's hint and %q in a call header", name, prev, value)
@@ -48,15 +49,6 @@ func epochOptions(ctx context.Context, query string) (opts map[string]string, ok
 		opts[name] = value
 	}
 	return opts, hint != nil || len(opts) > 0, nil
-}
-
-func isEpochOption(name string) bool {
-	for _, n := range engine.EpochOptionNames {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }
 
 // epochInfo answers a training read: its schema, and one located endpoint per segment.
