@@ -83,16 +83,6 @@ class FlightClients:
                 self._clients[uri] = client
             return client
 
-    def forget(self, uri: str) -> None:
-        """Drops the client of a location that failed, so that the next use dials again."""
-        with self._lock:
-            client = self._clients.pop(uri, None)
-        if client is not None:
-            try:
-                client.close()
-            except Exception:
-                pass
-
     def close(self) -> None:
         with self._lock:
             clients, self._clients = list(self._clients.values()), {}

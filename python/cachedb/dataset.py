@@ -339,7 +339,8 @@ class CacheDataset(IterableDataset):
         """How many rows this rank reads per epoch."""
         clients = FlightClients(self.address, self.timeout)
         try:
-            return clients.flight_info(self.query, option_headers(self._options(0, 1, 0))).total_records
+            options = {**self._options(0, 1, 0), "offset": 0}  # the whole share, not what is left
+            return clients.flight_info(self.query, option_headers(options)).total_records
         finally:
             clients.close()
 
@@ -405,23 +406,15 @@ class CacheDataset(IterableDataset):
                         at = 0
                         while at < rb.num_rows:
                             take = min(b - pending_rows, rb.num_rows - at)
-                            if take == b:
-                                yield rb.slice(at, b)  # the whole batch in one buffer: no copy
-                            else:
-                                pending.append(rb.slice(at, take))
-                                pending_rows += take
-                                if pending_rows == b:
-                                    yield _combine(pending)
-                                    pending, pending_rows = [], 0
-                                else:
-                                    at += take
-                                    continue
-                            yielded += 1
-                            failures = 0
-                            at += take
+                            pending.append(rb.slice(at, take))
+                            pending_rows, at = pending_rows + take, at + take
+                            if pending_rows == b:
+                                # A batch inside one record batch is a slice of it: no copy.
+                                yield _combine(pending)
+                                pending, pending_rows = [], 0
+                                yielded, failures = yielded + 1, 0
                     if pending_rows:
                         yield _combine(pending)
-                        yielded += 1
                     return
                 except _RETRIABLE:
                     failures += 1
