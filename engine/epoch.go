@@ -307,10 +307,14 @@ type epochReader struct {
 
 	// pieces are the (window, epoch position range) stretches still to read.
 	pieces []epochPiece
-	// window caches the gathered rows of the window last read.
+	// The window last read: its index, where each of its rows is in the partition's batches
+	// (in chunk order), the permutation of its rows, and the window's rows of the columns
+	// exec.TakeRowRefs has no gather for (nil for the others; made on first use).
 	windowIndex int
-	window      arrow.RecordBatch
+	refs        []exec.RowRef
 	perm        []int32
+	sources     [][]arrow.Array
+	fallback    []arrow.Array
 
 	cur arrow.RecordBatch
 	err error
@@ -322,7 +326,8 @@ type epochPiece struct {
 }
 
 func newEpochReader(ctx context.Context, tc *exec.TaskContext, s EpochSlice, order *cluster.EpochOrder, parts []memcat.Part, schema *arrow.Schema, target int64) (*epochReader, error) {
-	r := &epochReader{ctx: ctx, tc: tc, slice: s, order: order, parts: parts, schema: schema, target: target, windowIndex: -1}
+	r := &epochReader{ctx: ctx, tc: tc, slice: s, order: order, parts: parts, schema: schema, target: target, windowIndex: -1,
+		sources: make([][]arrow.Array, len(s.Columns)), fallback: make([]arrow.Array, len(s.Columns))}
 	var bad error
 	order.Stretches(s.Request.Reader, s.From, s.To, func(t0, t1 int64, w int, g int64) bool {
 		p := order.Windows()[w].Partition
@@ -354,9 +359,15 @@ func (r *epochReader) Release() {
 		r.cur.Release()
 		r.cur = nil
 	}
-	if r.window != nil {
-		r.window.Release()
-		r.window = nil
+	r.releaseFallback()
+}
+
+func (r *epochReader) releaseFallback() {
+	for i, a := range r.fallback {
+		if a != nil {
+			a.Release()
+			r.fallback[i] = nil
+		}
 	}
 }
 
@@ -394,84 +405,137 @@ func (r *epochReader) Next() bool {
 			r.pieces = r.pieces[1:]
 		}
 	}
-	batch, err := exec.TakeRows(r.ctx, r.tc, r.window, idx)
+	cur, err := r.take(w, idx)
 	if err != nil {
 		r.err = err
 		return false
 	}
-	r.cur = array.NewRecordBatch(r.schema, batch.Columns(), batch.NumRows())
-	batch.Release()
+	r.cur = cur
 	return true
 }
 
-// loadWindow gathers window w's rows (the reader's columns) from its partition's batches.
-func (r *epochReader) loadWindow(w int) error {
-	if r.windowIndex == w {
-		return nil
+// take gathers the rows idx (window row numbers) of window w: straight from the partition's
+// batches where exec.TakeRowRefs can, else from the window's rows of the column.
+func (r *epochReader) take(w int, idx []int32) (arrow.RecordBatch, error) {
+	refs := make([]exec.RowRef, len(idx))
+	for k, i := range idx {
+		refs[k] = r.refs[i]
 	}
-	if r.window != nil {
-		r.window.Release()
-		r.window = nil
-	}
-	chunks, perm := r.order.Gather(w)
-	part := r.parts[r.order.Windows()[w].Partition]
-	window, err := gatherRanges(r.tc, part.Batches, r.slice.Columns, r.schema, chunks)
-	if err != nil {
-		return err
-	}
-	r.window, r.perm, r.windowIndex = window, perm, w
-	return nil
-}
-
-// gatherRanges concatenates the row ranges (partition row numbers, in order) of a partition's
-// batches, columns cols, into one batch of schema.
-func gatherRanges(tc *exec.TaskContext, batches []arrow.RecordBatch, cols []int, schema *arrow.Schema, ranges []cluster.RowRange) (arrow.RecordBatch, error) {
-	// starts[i] is the partition row number of batches[i]'s first row.
-	starts := make([]int64, len(batches)+1)
-	for i, b := range batches {
-		starts[i+1] = starts[i] + b.NumRows()
-	}
-	var rows int64
-	out := make([]arrow.Array, len(cols))
+	cols := make([]arrow.Array, len(r.slice.Columns))
 	defer func() {
-		for _, a := range out {
+		for _, a := range cols {
 			if a != nil {
 				a.Release()
 			}
 		}
 	}()
-	pieces := make([][]arrow.Array, len(cols))
-	defer func() {
-		for _, ps := range pieces {
-			for _, a := range ps {
-				a.Release()
+	for i := range cols {
+		if r.fallback[i] == nil {
+			if cols[i] = exec.TakeRowRefs(r.tc.Alloc, r.sources[i], refs); cols[i] != nil {
+				continue
 			}
+			part := r.parts[r.order.Windows()[w].Partition]
+			chunks, _ := r.order.Gather(w)
+			a, err := concatRanges(r.tc, part.Batches, r.slice.Columns[i], r.schema.Field(i).Type, chunks)
+			if err != nil {
+				return nil, err
+			}
+			r.fallback[i] = a
 		}
-	}()
+		one := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{r.schema.Field(i)}, nil), []arrow.Array{r.fallback[i]}, int64(r.fallback[i].Len()))
+		taken, err := exec.TakeRows(r.ctx, r.tc, one, idx)
+		one.Release()
+		if err != nil {
+			return nil, err
+		}
+		cols[i] = taken.Column(0)
+		cols[i].Retain()
+		taken.Release()
+	}
+	return array.NewRecordBatch(r.schema, cols, int64(len(idx))), nil
+}
+
+// loadWindow locates window w's rows in its partition's batches.
+func (r *epochReader) loadWindow(w int) error {
+	if r.windowIndex == w {
+		return nil
+	}
+	r.releaseFallback()
+	chunks, perm := r.order.Gather(w)
+	part := r.parts[r.order.Windows()[w].Partition]
+	refs, err := locateRows(part.Batches, chunks, r.refs[:0])
+	if err != nil {
+		return err
+	}
+	for i, c := range r.slice.Columns {
+		r.sources[i] = r.sources[i][:0]
+		for _, b := range part.Batches {
+			r.sources[i] = append(r.sources[i], b.Column(c))
+		}
+	}
+	r.refs, r.perm, r.windowIndex = refs, perm, w
+	return nil
+}
+
+// batchStarts returns the partition row number of each batch's first row, and the row count
+// last.
+func batchStarts(batches []arrow.RecordBatch) []int64 {
+	starts := make([]int64, len(batches)+1)
+	for i, b := range batches {
+		starts[i+1] = starts[i] + b.NumRows()
+	}
+	return starts
+}
+
+// forEachStretch calls fn for each maximal run of the row ranges (partition row numbers, in
+// order) that lies in one batch: batch b, its rows [from, to).
+func forEachStretch(batches []arrow.RecordBatch, ranges []cluster.RowRange, fn func(b int, from, to int64)) error {
+	starts := batchStarts(batches)
 	for _, rg := range ranges {
-		rows += rg.To - rg.From
 		for from := rg.From; from < rg.To; {
 			b := sort.Search(len(batches), func(i int) bool { return starts[i+1] > from })
 			if b == len(batches) {
-				return nil, errs.Internalf("row %d is past the partition's %d rows", from, starts[len(batches)])
+				return errs.Internalf("row %d is past the partition's %d rows", from, starts[len(batches)])
 			}
 			to := min(rg.To, starts[b+1])
-			for i, c := range cols {
-				pieces[i] = append(pieces[i], array.NewSlice(batches[b].Column(c), from-starts[b], to-starts[b]))
-			}
+			fn(b, from-starts[b], to-starts[b])
 			from = to
 		}
 	}
-	for i := range cols {
-		if len(pieces[i]) == 0 {
-			out[i] = array.MakeArrayOfNull(tc.Alloc, schema.Field(i).Type, 0)
-			continue
+	return nil
+}
+
+// locateRows appends to refs where each row of ranges (partition row numbers, in order) is in
+// batches.
+func locateRows(batches []arrow.RecordBatch, ranges []cluster.RowRange, refs []exec.RowRef) ([]exec.RowRef, error) {
+	err := forEachStretch(batches, ranges, func(b int, from, to int64) {
+		for row := from; row < to; row++ {
+			refs = append(refs, exec.RowRef{Array: int32(b), Row: int32(row)})
 		}
-		a, err := array.Concatenate(pieces[i], tc.Alloc)
-		if err != nil {
-			return nil, errs.Internalf("gathering a window: %v", err)
+	})
+	return refs, err
+}
+
+// concatRanges concatenates the row ranges (partition row numbers, in order) of column col of a
+// partition's batches into one array of type t.
+func concatRanges(tc *exec.TaskContext, batches []arrow.RecordBatch, col int, t arrow.DataType, ranges []cluster.RowRange) (arrow.Array, error) {
+	var pieces []arrow.Array
+	defer func() {
+		for _, a := range pieces {
+			a.Release()
 		}
-		out[i] = a
+	}()
+	if err := forEachStretch(batches, ranges, func(b int, from, to int64) {
+		pieces = append(pieces, array.NewSlice(batches[b].Column(col), from, to))
+	}); err != nil {
+		return nil, err
 	}
-	return array.NewRecordBatch(schema, out, rows), nil
+	if len(pieces) == 0 {
+		return array.MakeArrayOfNull(tc.Alloc, t, 0), nil
+	}
+	a, err := array.Concatenate(pieces, tc.Alloc)
+	if err != nil {
+		return nil, errs.Internalf("gathering a window: %v", err)
+	}
+	return a, nil
 }

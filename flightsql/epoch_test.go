@@ -131,6 +131,17 @@ func TestTrainingReadsOnDataNodes(t *testing.T) {
 			}
 		}
 	})
+	t.Run("every row keeps its own values", func(t *testing.T) {
+		// fare is gathered by a typed copy, city (strings) from the window's rows: a shuffled
+		// epoch holds the dataset's rows exactly, whole.
+		want := sortedRows(t, cnxn, "SELECT ride_id, fare, city FROM train")
+		for _, hint := range []string{"seed=5, window_rows=1000, chunk_rows=16", "shuffle=false", "seed=9, epoch=2, batch_size=100"} {
+			got := sortedRows(t, cnxn, "SELECT /*+ TRAINING("+hint+") */ ride_id, fare, city FROM train")
+			if d := sameRows(got, want); d != "" {
+				t.Fatalf("TRAINING(%s): %s", hint, d)
+			}
+		}
+	})
 	t.Run("drop_last and pad give equal shares", func(t *testing.T) {
 		drop := readEpoch(3, 2, 50, map[string]string{"shares": "drop_last"})
 		pad := readEpoch(3, 1, 50, map[string]string{"shares": "pad"})
