@@ -27,6 +27,7 @@ help:
 	@echo "make bench        both benchmarks (aggregate, iceberg); writes bench/results/"
 	@echo "make bench-iceberg  pushdown on a wide Iceberg table in MinIO vs --no-pushdown, DuckDB, pyiceberg"
 	@echo "make bench-cluster  datasets and divided queries on 1, 2 and 4 data nodes vs reading Iceberg"
+	@echo "make bench-training training epochs into torch tensors vs raw Flight and vs re-reading Parquet"
 	@echo "make lint         gofmt, go vet, staticcheck"
 	@echo "make fuzz         $(FUZZ_TIME) of the engine's SQL fuzz target"
 
@@ -73,7 +74,7 @@ conformance-workers: build
 	$(SLT_RUNNER) --dir $(SLT_DIR) --parallel $(CONFORMANCE_PARALLEL) --workers 3 \
 		--results conformance-workers-results --failures conformance-workers-failures.txt
 
-bench: build bench-assign bench-cluster
+bench: build bench-assign bench-cluster bench-training
 	$(GO) run ./bench/aggregate --python $(PYTHON)
 	$(PYTHON) bench/iceberg/main.py
 
@@ -87,6 +88,14 @@ bench-cluster: build
 
 # Dividing 100,000 skewed scan tasks over 100 data nodes: exec.AssignShares against round-robin
 # and a contiguous split; writes bench/results/assign.json. Pure Go, seconds.
+# Training reads: warm epochs into torch tensors from cachedb vs a raw arrow-go Flight server
+# and vs re-reading Parquet from MinIO, and the example's loop from both; writes
+# bench/results/training.json. About 4 minutes.
+.PHONY: bench-training
+bench-training: build python-client
+	$(GO) build -o bin/rawflight ./bench/training/rawflight
+	$(PYTHON) bench/training/main.py
+
 .PHONY: bench-assign
 bench-assign:
 	$(GO) run ./bench/assign

@@ -56,6 +56,7 @@ def parse_args(argv=None):
     p.add_argument("--stop-after", type=int, default=0, help="exit abruptly after this many steps (to try resuming)")
     p.add_argument("--log-ids", help="directory to write the ids each rank trained on")
     p.add_argument("--step-ms", type=float, default=0.0, help="extra compute per step, to model a bigger model")
+    p.add_argument("--report", help="file to append each epoch's figures to, as JSON lines (rank 0)")
     return p.parse_args(argv)
 
 
@@ -81,13 +82,18 @@ def to_inputs(batch):
     return torch.nan_to_num(x), batch["label"].float().unsqueeze(1)
 
 
-def run_rank(rank: int, args, dataset: str, port: int) -> None:
+def cachedb_loader(args, dataset: str, columns: list[str]):
+    """The rank's dataset and loader: its share of each epoch of the cached dataset."""
+    ds = cachedb.CacheDataset(args.head, dataset, columns=columns, batch_size=args.batch_size, seed=args.seed, shares="drop_last")
+    return ds, cachedb.DataLoader(ds, num_workers=args.workers)
+
+
+def run_rank(rank: int, args, dataset: str, port: int, make_loader=cachedb_loader) -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=args.ranks)
     torch.manual_seed(args.seed)
     columns = [args.id_column, *FEATURES, "label"]
-    ds = cachedb.CacheDataset(args.head, dataset, columns=columns, batch_size=args.batch_size, seed=args.seed, shares="drop_last")
-    loader = cachedb.DataLoader(ds, num_workers=args.workers)
+    ds, loader = make_loader(args, dataset, columns)
     model = torch.nn.parallel.DistributedDataParallel(
         torch.nn.Sequential(torch.nn.Linear(len(FEATURES), 32), torch.nn.ReLU(), torch.nn.Linear(32, 1)))
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
@@ -150,6 +156,10 @@ def run_rank(rank: int, args, dataset: str, port: int) -> None:
         if rank == 0:
             print(f"epoch {epoch}: {steps} steps, {rows} rows per rank, {elapsed:.2f}s, "
                   f"waiting for data {100 * waiting / max(elapsed, 1e-9):.1f}% of step time, loss {loss.item():.4f}", flush=True)
+            if args.report:
+                with open(args.report, "a") as out:
+                    out.write(json.dumps({"epoch": epoch, "steps": steps, "rows_per_rank": rows, "seconds": elapsed,
+                                          "waiting_seconds": waiting, "loss": loss.item()}) + "\n")
         if ckpt is not None:
             torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "loader": {**loader.state_dict(), "epoch": epoch + 1, "offset": 0, "complete": False}}, ckpt)
     if ids_out is not None:
@@ -157,10 +167,12 @@ def run_rank(rank: int, args, dataset: str, port: int) -> None:
     dist.destroy_process_group()
 
 
-def main(argv=None) -> int:
+def main(argv=None, make_loader=cachedb_loader) -> int:
+    """Runs the example; make_loader (a module-level function, as the ranks are spawned) gives
+    each rank its dataset and loader, the cached dataset's by default."""
     args = parse_args(argv)
     dataset = load_dataset(args)
-    mp.spawn(run_rank, args=(args, dataset, free_port()), nprocs=args.ranks, join=True)
+    mp.spawn(run_rank, args=(args, dataset, free_port(), make_loader), nprocs=args.ranks, join=True)
     return 0
 
 

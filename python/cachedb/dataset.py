@@ -18,7 +18,7 @@ import queue
 import threading
 import time
 import warnings
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -265,6 +265,7 @@ class CacheDataset(IterableDataset):
         # Batches the rank consumed since _offset (counted by the iterator in this process, or
         # by cachedb.DataLoader).
         self._consumed = 0
+        self._len: Optional[int] = None
 
     # The shared position: the epoch, the rows of the rank's share consumed before this
     # iteration (the resume offset), and whether the epoch is complete.
@@ -344,6 +345,13 @@ class CacheDataset(IterableDataset):
         finally:
             clients.close()
 
+    def __len__(self) -> int:
+        """Batches this rank reads per whole epoch (the last may be short with shares="exact").
+        The share's size does not change between epochs; it is asked of the head once."""
+        if self._len is None:
+            self._len = -(-self.rank_rows() // self.batch_size)
+        return self._len
+
     def note_consumed(self, batches: int = 1) -> None:
         """Counts batches the training loop consumed (cachedb.DataLoader calls it)."""
         self._consumed += batches
@@ -398,23 +406,11 @@ class CacheDataset(IterableDataset):
         try:
             while True:
                 start = self._offset + (worker + yielded * num_workers) * b if yielded else 0
-                pending: List[pa.RecordBatch] = []
-                pending_rows = 0
                 try:
                     info = clients.flight_info(self.query, option_headers(self._options(worker, num_workers, start)))
-                    for rb in stream_endpoints(clients, info.endpoints, self.prefetch):
-                        at = 0
-                        while at < rb.num_rows:
-                            take = min(b - pending_rows, rb.num_rows - at)
-                            pending.append(rb.slice(at, take))
-                            pending_rows, at = pending_rows + take, at + take
-                            if pending_rows == b:
-                                # A batch inside one record batch is a slice of it: no copy.
-                                yield _combine(pending)
-                                pending, pending_rows = [], 0
-                                yielded, failures = yielded + 1, 0
-                    if pending_rows:
-                        yield _combine(pending)
+                    for batch in rebatch(stream_endpoints(clients, info.endpoints, self.prefetch), b):
+                        yield batch
+                        yielded, failures = yielded + 1, 0
                     return
                 except _RETRIABLE:
                     failures += 1
@@ -448,6 +444,24 @@ class CacheDataset(IterableDataset):
             if "already exists" not in str(e):
                 raise
         return name, CacheDataset._generation(clients, name)
+
+
+def rebatch(record_batches: Iterable[pa.RecordBatch], batch_size: int) -> Iterator[pa.RecordBatch]:
+    """Cuts a stream of record batches into batches of batch_size rows, the last one possibly
+    shorter. A batch inside one record batch is a slice of it: no copy."""
+    pending: List[pa.RecordBatch] = []
+    pending_rows = 0
+    for rb in record_batches:
+        at = 0
+        while at < rb.num_rows:
+            take = min(batch_size - pending_rows, rb.num_rows - at)
+            pending.append(rb.slice(at, take))
+            pending_rows, at = pending_rows + take, at + take
+            if pending_rows == batch_size:
+                yield _combine(pending)
+                pending, pending_rows = [], 0
+    if pending_rows:
+        yield _combine(pending)
 
 
 def _combine(pieces: List[pa.RecordBatch]) -> pa.RecordBatch:

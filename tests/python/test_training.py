@@ -197,6 +197,7 @@ def test_set_epoch_and_state_dict_resume(cluster):
             break
     assert state["offset"] == 1700 and state["epoch"] == 2
     assert ds.rank_rows() == len(flat(full)) == ROWS - ROWS // 2  # rank 1 of 2 has the odd row
+    assert len(loader) == len(ds) == len(full)  # batches per epoch
     fresh = cachedb.CacheDataset(cluster.addr, DATASET, columns=["ride_id"], batch_size=100, seed=3, rank=1, world_size=2, **WINDOW)
     fresh_loader = cachedb.DataLoader(fresh, num_workers=2)
     fresh_loader.load_state_dict(state)
