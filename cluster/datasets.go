@@ -66,8 +66,12 @@ type DatasetJob struct {
 	// Fingerprint identifies the plan over its pinned versions: a job with the same name and
 	// fingerprint as a held dataset reuses it.
 	Fingerprint string
-	// ResultSchema is the query's result schema.
+	// ResultSchema is the schema the dataset holds: the query's, with Stored applied.
 	ResultSchema *arrow.Schema
+	// Stored names, per result column, the type the data nodes cast the query's column to
+	// before holding it ("" keeps the query's type): a table column the scan widened (float32
+	// to float64, say) is held as the table stores it.
+	Stored []string
 	// Parts is the partitions: the scan tasks each one holds (nil Tasks: the whole query).
 	Parts []PartSpec
 	// Source describes what the dataset was made from, for system.datasets.
@@ -465,7 +469,7 @@ func (d *Datasets) makePart(ctx context.Context, e *datasetEntry, p int, n Node,
 	req := MaterializeRequest{
 		Dataset: e.job.Name, Generation: e.ds.Generation(), Partitions: len(e.job.Parts), Partition: p,
 		SQL: e.job.SQL, Catalog: e.job.Catalog, Schema: e.job.Schema, Pins: e.job.Pins,
-		Tasks: spec.Tasks, Whole: spec.Whole,
+		Tasks: spec.Tasks, Whole: spec.Whole, Stored: e.job.Stored,
 	}
 	body, err := json.Marshal(req)
 	if err != nil {

@@ -40,6 +40,8 @@ type MaterializeRequest struct {
 	Pins       map[string]string `json:"pins,omitempty"`
 	Tasks      []int             `json:"tasks,omitempty"`
 	Whole      bool              `json:"whole,omitempty"`
+	// Stored is DatasetJob.Stored: per column, the type to hold it as ("" keeps it).
+	Stored []string `json:"stored,omitempty"`
 }
 
 // PartitionStats measures a partition held by a node.

@@ -93,9 +93,10 @@ func (e *Engine) materialize(ctx context.Context, name string, q *planner.Query,
 		return cluster.DatasetInfo{}, err
 	}
 	session := SessionFrom(ctx)
+	stored := storedTypeNames(q.Plan, op.Schema())
 	job := cluster.DatasetJob{
 		Name: name, Replace: opts.Replace, SQL: query, Catalog: session.Catalog, Schema: session.Schema,
-		Pins: pins, Fingerprint: fp, ResultSchema: op.Schema(),
+		Pins: pins, Fingerprint: fp, ResultSchema: heldSchema(op.Schema(), stored), Stored: stored,
 		Source: opts.Source,
 	}
 	if divisible {
@@ -195,6 +196,18 @@ func (e *Engine) Materialize(ctx context.Context, req cluster.MaterializeRequest
 		if schema, batches, err = e.collectTasksInOrder(ctx, req.SQL, req.Tasks); err != nil {
 			return cluster.PartitionStats{}, err
 		}
+	}
+	if len(req.Stored) > 0 {
+		if len(req.Stored) != schema.NumFields() {
+			releaseAll(batches)
+			return cluster.PartitionStats{}, errs.Invalidf("the dataset's query has %d columns, its stored types %d", schema.NumFields(), len(req.Stored))
+		}
+		held, err := castToStored(ctx, e.taskContext(nil), batches, heldSchema(schema, req.Stored), req.Stored)
+		releaseAll(batches)
+		if err != nil {
+			return cluster.PartitionStats{}, err
+		}
+		schema, batches = heldSchema(schema, req.Stored), held
 	}
 	part := memcat.LocalPart(batches)
 	ds, err := e.heldDataset(req, schema)
@@ -300,4 +313,86 @@ func drain(rdr array.RecordReader) ([]arrow.RecordBatch, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// storedTypes maps the names DatasetJob.Stored uses to types: the narrow types scans widen.
+var storedTypes = map[string]arrow.DataType{}
+
+func init() {
+	for _, t := range []arrow.DataType{
+		arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Int32,
+		arrow.PrimitiveTypes.Uint8, arrow.PrimitiveTypes.Uint16, arrow.PrimitiveTypes.Uint32,
+		arrow.PrimitiveTypes.Float32,
+	} {
+		storedTypes[t.Name()] = t
+	}
+}
+
+// storedTypeNames returns DatasetJob.Stored for a query's bound plan and its physical result
+// schema: per column, the table's stored type where the scan widened a column passed through
+// unchanged (planner.StoredTypes), else "". It returns nil when no column narrows.
+func storedTypeNames(plan planner.Plan, result *arrow.Schema) []string {
+	types := planner.StoredTypes(plan)
+	if len(types) != result.NumFields() {
+		return nil
+	}
+	var names []string
+	for i, t := range types {
+		if t == nil || !arrow.TypeEqual(result.Field(i).Type, exec.CanonicalType(t)) {
+			continue
+		}
+		if names == nil {
+			names = make([]string, len(types))
+		}
+		names[i] = t.Name()
+	}
+	return names
+}
+
+// heldSchema is schema with the columns named in stored of their stored types.
+func heldSchema(schema *arrow.Schema, stored []string) *arrow.Schema {
+	if len(stored) == 0 {
+		return schema
+	}
+	fields := slices.Clone(schema.Fields())
+	for i, name := range stored {
+		if t, ok := storedTypes[name]; ok && i < len(fields) {
+			fields[i].Type = t
+		}
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// castToStored casts the columns of batches named in stored to their stored types (exact: the
+// values were widened from them). The caller keeps its batches.
+func castToStored(ctx context.Context, tc *exec.TaskContext, batches []arrow.RecordBatch, schema *arrow.Schema, stored []string) ([]arrow.RecordBatch, error) {
+	out := make([]arrow.RecordBatch, 0, len(batches))
+	for _, b := range batches {
+		cols := make([]arrow.Array, b.NumCols())
+		for i, c := range b.Columns() {
+			if t, ok := storedTypes[stored[i]]; ok {
+				a, err := exec.CastArray(ctx, tc, c, t)
+				if err != nil {
+					releaseColumns(cols)
+					releaseAll(out)
+					return nil, errs.Internalf("holding column %q as %s: %v", schema.Field(i).Name, t, err)
+				}
+				cols[i] = a
+				continue
+			}
+			c.Retain()
+			cols[i] = c
+		}
+		out = append(out, array.NewRecordBatch(schema, cols, b.NumRows()))
+		releaseColumns(cols)
+	}
+	return out, nil
+}
+
+func releaseColumns(cols []arrow.Array) {
+	for _, c := range cols {
+		if c != nil {
+			c.Release()
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -140,6 +141,48 @@ func TestTrainingReadsOnDataNodes(t *testing.T) {
 			if d := sameRows(got, want); d != "" {
 				t.Fatalf("TRAINING(%s): %s", hint, d)
 			}
+		}
+	})
+	t.Run("columns are held and streamed as the table stores them", func(t *testing.T) {
+		// demo.rides stores f0 as float and passengers and label as int: a dataset holds them so
+		// (half the memory of float64 / int64) and training reads stream them so, while SQL over
+		// the dataset computes with the engine's int64 / float64 as over the table.
+		mustLoad(t, ctx, headFlight, engine.DatasetSpec{Name: "narrow", Table: "demo.rides", Columns: []string{"ride_id", "f0", "passengers", "label"}, Filter: "ride_id < 3000", Partitions: 3})
+		stmt, err := cnxn.NewStatement()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stmt.Close()
+		if err := stmt.SetSqlQuery("SELECT /*+ TRAINING(seed=2) */ ride_id, f0, passengers, label FROM narrow"); err != nil {
+			t.Fatal(err)
+		}
+		rdr, _, err := stmt.ExecuteQuery(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := rdr.Schema()
+		rdr.Release()
+		want := []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int32}
+		for i, w := range want {
+			if !arrow.TypeEqual(got.Field(i).Type, w) {
+				t.Errorf("training read column %s is %s, want %s", got.Field(i).Name, got.Field(i).Type, w)
+			}
+		}
+		sqlRows := sortedRows(t, cnxn, "SELECT ride_id, f0, passengers, label FROM narrow")
+		if d := sameRows(sqlRows, sortedRows(t, cnxn, "SELECT ride_id, f0, passengers, label FROM demo.rides WHERE ride_id < 3000")); d != "" {
+			t.Fatalf("the dataset's rows differ from the table's: %s", d)
+		}
+		trained := sortedRows(t, cnxn, "SELECT /*+ TRAINING(seed=2) */ ride_id, f0, passengers, label FROM narrow")
+		for i, r := range trained { // f0 as SQL shows it: the float32 widened to float64
+			cols := strings.Split(r, "|")
+			if f, err := strconv.ParseFloat(cols[1], 32); err == nil {
+				cols[1] = strconv.FormatFloat(float64(float32(f)), 'g', -1, 64)
+			}
+			trained[i] = strings.Join(cols, "|")
+		}
+		slices.Sort(trained)
+		if d := sameRows(trained, sqlRows); d != "" {
+			t.Fatalf("a training read differs from SQL over the dataset: %s", d)
 		}
 	})
 	t.Run("drop_last and pad give equal shares", func(t *testing.T) {

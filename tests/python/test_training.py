@@ -327,8 +327,8 @@ def test_unmodified_clients_read_the_same_shares(cluster):
 def test_tensors_share_arrow_memory(cluster):
     ds = cachedb.CacheDataset(cluster.addr, DATASET, columns=["ride_id", "f0", "x", "label"], batch_size=256, seed=1)
     batch = next(iter(cachedb.DataLoader(ds, num_workers=0, pin_memory=False)))
-    # Iceberg's float and int are read as float64 and int64 (docs/architecture.md).
-    assert batch["ride_id"].dtype == torch.int64 and batch["f0"].dtype == torch.float64 and batch["label"].dtype == torch.int64
+    # A dataset holds Iceberg's float and int as the table stores them: float32 and int32 tensors.
+    assert batch["ride_id"].dtype == torch.int64 and batch["f0"].dtype == torch.float32 and batch["label"].dtype == torch.int32
     assert batch["x"].shape == (256,)
     assert torch.equal(batch["x"], batch["ride_id"].double() * 0.5)
     # Zero copy: the tensor is a view of the record batch's buffer.
