@@ -199,9 +199,13 @@ def write_config(path: pathlib.Path, minio: Minio, db_path: pathlib.Path) -> Non
 
 
 def snapshot(head: str, query: str, path: pathlib.Path, expected_rows: int) -> int:
-    """Writes the dataset's rows to an Arrow IPC file for the raw server; returns its bytes."""
-    with cachedb.connect(head) as db:
-        t = db.sql(query)
+    """Writes the dataset's rows, as its training reads stream them (the types it holds), to an
+    Arrow IPC file for the raw server; returns their bytes."""
+    clients = FlightClients(head)
+    try:
+        t = clients.read_table(query, cachedb._flight.option_headers({"shuffle": "false"}))
+    finally:
+        clients.close()
     if t.num_rows != expected_rows:
         raise RuntimeError(f"the dataset has {t.num_rows} rows, expected {expected_rows}")
     with pa.OSFile(str(path), "wb") as f, pa.ipc.new_file(f, t.schema) as w:
