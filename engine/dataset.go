@@ -202,12 +202,13 @@ func (e *Engine) Materialize(ctx context.Context, req cluster.MaterializeRequest
 			releaseAll(batches)
 			return cluster.PartitionStats{}, errs.Invalidf("the dataset's query has %d columns, its stored types %d", schema.NumFields(), len(req.Stored))
 		}
-		held, err := castToStored(ctx, e.taskContext(nil), batches, heldSchema(schema, req.Stored), req.Stored)
+		schema = heldSchema(schema, req.Stored)
+		held, err := castToStored(ctx, e.taskContext(nil), batches, schema, req.Stored)
 		releaseAll(batches)
 		if err != nil {
 			return cluster.PartitionStats{}, err
 		}
-		schema, batches = heldSchema(schema, req.Stored), held
+		batches = held
 	}
 	part := memcat.LocalPart(batches)
 	ds, err := e.heldDataset(req, schema)

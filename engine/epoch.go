@@ -307,10 +307,12 @@ type epochReader struct {
 
 	// pieces are the (window, epoch position range) stretches still to read.
 	pieces []epochPiece
-	// The window last read: its index, where each of its rows is in the partition's batches
-	// (in chunk order), the permutation of its rows, and the window's rows of the columns
+	// The window last read: its index, its chunks (partition row ranges), where each of its rows
+	// is in the partition's batches (in chunk order), the permutation of its rows, each
+	// column's arrays in the partition's batches, and the window's rows of the columns
 	// exec.TakeRowRefs has no gather for (nil for the others; made on first use).
 	windowIndex int
+	chunks      []cluster.RowRange
 	refs        []exec.RowRef
 	perm        []int32
 	sources     [][]arrow.Array
@@ -422,35 +424,24 @@ func (r *epochReader) take(w int, idx []int32) (arrow.RecordBatch, error) {
 		refs[k] = r.refs[i]
 	}
 	cols := make([]arrow.Array, len(r.slice.Columns))
-	defer func() {
-		for _, a := range cols {
-			if a != nil {
-				a.Release()
-			}
-		}
-	}()
+	defer releaseColumns(cols)
 	for i := range cols {
 		if r.fallback[i] == nil {
 			if cols[i] = exec.TakeRowRefs(r.tc.Alloc, r.sources[i], refs); cols[i] != nil {
 				continue
 			}
 			part := r.parts[r.order.Windows()[w].Partition]
-			chunks, _ := r.order.Gather(w)
-			a, err := concatRanges(r.tc, part.Batches, r.slice.Columns[i], r.schema.Field(i).Type, chunks)
+			a, err := concatRanges(r.tc, part.Batches, r.slice.Columns[i], r.schema.Field(i).Type, r.chunks)
 			if err != nil {
 				return nil, err
 			}
 			r.fallback[i] = a
 		}
-		one := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{r.schema.Field(i)}, nil), []arrow.Array{r.fallback[i]}, int64(r.fallback[i].Len()))
-		taken, err := exec.TakeRows(r.ctx, r.tc, one, idx)
-		one.Release()
+		a, err := exec.TakeArrayRows(r.ctx, r.tc, r.fallback[i], idx)
 		if err != nil {
 			return nil, err
 		}
-		cols[i] = taken.Column(0)
-		cols[i].Retain()
-		taken.Release()
+		cols[i] = a
 	}
 	return array.NewRecordBatch(r.schema, cols, int64(len(idx))), nil
 }
@@ -473,7 +464,7 @@ func (r *epochReader) loadWindow(w int) error {
 			r.sources[i] = append(r.sources[i], b.Column(c))
 		}
 	}
-	r.refs, r.perm, r.windowIndex = refs, perm, w
+	r.chunks, r.refs, r.perm, r.windowIndex = chunks, refs, perm, w
 	return nil
 }
 

@@ -205,6 +205,15 @@ func takeValidity(mem memory.Allocator, data arrow.ArrayData, idx []int32) (*mem
 	return validity, nulls
 }
 
+// TakeArrayRows returns the rows idx of a, in idx's order (same type): a typed gather where the
+// layout has one, else compute.Take. Every index must be in range.
+func TakeArrayRows(ctx context.Context, tc *TaskContext, a arrow.Array, idx []int32) (arrow.Array, error) {
+	if t := takeTyped(tc.Alloc, a, idx); t != nil {
+		return t, nil
+	}
+	return takeRows(ctx, tc, a, idx)
+}
+
 // TakeRows returns a batch with the rows idx of batch, in idx's order (same schema). Every index
 // must be in range.
 func TakeRows(ctx context.Context, tc *TaskContext, batch arrow.RecordBatch, idx []int32) (arrow.RecordBatch, error) {

@@ -2,6 +2,8 @@ package planner
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/cachedb/cachedb/exec"
 )
 
 // StoredTypes returns, for each output column of p, the type its table stores it as when the
@@ -16,7 +18,7 @@ func StoredTypes(p Plan) []arrow.DataType {
 		if s, ok := n.(*Scan); ok {
 			fields := s.Table.Schema().Fields()
 			for i, c := range s.Columns {
-				if t := fields[s.Indices[i]].Type; narrowable(t) && arrow.TypeEqual(c.Type, canonicalOf(t)) {
+				if t := fields[s.Indices[i]].Type; narrowable(t) && arrow.TypeEqual(c.Type, exec.CanonicalType(t)) {
 					stored[c.ID] = t
 				}
 			}
@@ -36,7 +38,7 @@ func StoredTypes(p Plan) []arrow.DataType {
 			}
 			id = ref.ID
 		}
-		if t, ok := stored[id]; ok && arrow.TypeEqual(c.Type, canonicalOf(t)) {
+		if t, ok := stored[id]; ok && arrow.TypeEqual(c.Type, exec.CanonicalType(t)) {
 			out[i] = t
 		}
 	}
@@ -50,11 +52,4 @@ func narrowable(t arrow.DataType) bool {
 		return true
 	}
 	return false
-}
-
-func canonicalOf(t arrow.DataType) arrow.DataType {
-	if t.ID() == arrow.FLOAT32 {
-		return arrow.PrimitiveTypes.Float64
-	}
-	return arrow.PrimitiveTypes.Int64
 }
