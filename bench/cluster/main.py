@@ -284,20 +284,6 @@ def expected(p: data.Params, w: Workload) -> tuple[dict, answers.Groups]:
     return answers.expected_read(ds), answers.expected_groups(ds, w)
 
 
-def write_config(path: pathlib.Path, minio: Minio, db_path: pathlib.Path) -> None:
-    path.write_text(json.dumps({  # JSON is YAML
-        "default_catalog": "lake",
-        "s3": {"endpoint": minio.endpoint, "region": minio.region, "path_style": True},
-        "catalogs": [{
-            "name": "lake",
-            "type": "sql",
-            "uri": f"sqlite:///{db_path}",
-            "warehouse": f"s3://{data.BUCKET}/",
-            "default_namespace": data.NAMESPACE,
-        }],
-    }, indent=2))
-
-
 def main() -> int:
     args = parse_args()
     if not pathlib.Path(args.cachedb).exists():
@@ -313,17 +299,7 @@ def main() -> int:
 
     per_nodes = {}
     with contextlib.ExitStack() as stack:
-        workdir, complete = stack.enter_context(iceberg_bench.table_dir(args, p))
-        minio = Minio(workdir / "minio")
-        stack.callback(minio.stop)
-        log(f"MinIO at {minio.endpoint}, data in {workdir}")
-        db_path = workdir / "catalog.db"
-        if not complete:
-            began = time.monotonic()
-            minio.filesystem(allow_bucket_creation=True).create_dir(data.BUCKET)
-            data.write_table(data.open_catalog(str(db_path), minio.pyiceberg_properties()), p, log)
-            (workdir / ".complete").touch()
-            log(f"wrote {answers.IDENT} in {time.monotonic() - began:.1f}s")
+        minio, db_path = iceberg_bench.minio_with_table(stack, args, p, data.write_table, answers.IDENT)
         tbl = data.open_catalog(str(db_path), minio.pyiceberg_properties()).load_table(answers.IDENT)
         tasks = list(tbl.scan().plan_files())
         table_info = {
@@ -338,7 +314,7 @@ def main() -> int:
         tmp = pathlib.Path(tempfile.mkdtemp(prefix="bench-cluster-"))
         stack.callback(shutil.rmtree, tmp, ignore_errors=True)
         config, spec_path = tmp / "cachedb.yaml", tmp / "spec.yaml"
-        write_config(config, minio, db_path)
+        iceberg_bench.write_cachedb_config(config, minio, db_path)
         spec_path.write_text(json.dumps(w.spec(), indent=2))
         env = {"CACHEDB_S3_ACCESS_KEY_ID": minio.access_key_id, "CACHEDB_S3_SECRET_ACCESS_KEY": minio.secret_access_key}
         clusters = []

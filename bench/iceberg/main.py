@@ -105,6 +105,39 @@ def table_dir(args: argparse.Namespace, p: data.Params):
         yield path, complete
 
 
+def minio_with_table(stack: contextlib.ExitStack, args: argparse.Namespace, p, write, name: str) -> tuple[Minio, pathlib.Path]:
+    """MinIO over the cached table directory for the parameters p (table_dir), stopped when
+    stack closes; when the cache lacks the table, write(catalog, p, log) writes it first.
+    Returns MinIO and the path of the SQLite catalog."""
+    workdir, complete = stack.enter_context(table_dir(args, p))
+    minio = Minio(workdir / "minio")
+    stack.callback(minio.stop)
+    log(f"MinIO at {minio.endpoint}, data in {workdir}")
+    db_path = workdir / "catalog.db"
+    if not complete:
+        began = time.monotonic()
+        minio.filesystem(allow_bucket_creation=True).create_dir(data.BUCKET)
+        write(data.open_catalog(str(db_path), minio.pyiceberg_properties()), p, log)
+        (workdir / ".complete").touch()
+        log(f"wrote {name} in {time.monotonic() - began:.1f}s")
+    return minio, db_path
+
+
+def write_cachedb_config(path: pathlib.Path, minio: Minio, db_path: pathlib.Path) -> None:
+    """A `cachedb serve --config` file: the SQL catalog `lake` in db_path over MinIO."""
+    path.write_text(json.dumps({  # JSON is YAML
+        "default_catalog": "lake",
+        "s3": {"endpoint": minio.endpoint, "region": minio.region, "path_style": True},
+        "catalogs": [{
+            "name": "lake",
+            "type": "sql",
+            "uri": f"sqlite:///{db_path}",
+            "warehouse": f"s3://{data.BUCKET}/",
+            "default_namespace": data.NAMESPACE,
+        }],
+    }, indent=2))
+
+
 class CachedbSystem:
     def __init__(self, server: Cachedb, sql: str):
         self.server = server
@@ -249,19 +282,7 @@ def main() -> int:
     duckdb_sql = f"SELECT {select} FROM wide WHERE ts BETWEEN TIMESTAMP '{lo}' AND TIMESTAMP '{hi}'"
 
     with contextlib.ExitStack() as stack:
-        workdir, complete = stack.enter_context(table_dir(args, p))
-        minio = Minio(workdir / "minio")
-        stack.callback(minio.stop)
-        log(f"MinIO at {minio.endpoint}, data in {workdir}")
-        db_path = workdir / "catalog.db"
-        if not complete:
-            began = time.monotonic()
-            fs = minio.filesystem(allow_bucket_creation=True)
-            fs.create_dir(data.BUCKET)
-            catalog = data.open_catalog(str(db_path), minio.pyiceberg_properties())
-            data.write_table(catalog, p, log)
-            (workdir / ".complete").touch()
-            log(f"wrote {IDENT} in {time.monotonic() - began:.1f}s")
+        minio, db_path = minio_with_table(stack, args, p, data.write_table, IDENT)
         catalog = data.open_catalog(str(db_path), minio.pyiceberg_properties())
         tbl = catalog.load_table(IDENT)
         tasks = list(tbl.scan().plan_files())
@@ -279,18 +300,8 @@ def main() -> int:
 
         config_dir = pathlib.Path(tempfile.mkdtemp(prefix="bench-iceberg-config-"))
         stack.callback(shutil.rmtree, config_dir, ignore_errors=True)
-        config = config_dir / "cachedb.yaml"  # JSON is YAML
-        config.write_text(json.dumps({
-            "default_catalog": "lake",
-            "s3": {"endpoint": minio.endpoint, "region": minio.region, "path_style": True},
-            "catalogs": [{
-                "name": "lake",
-                "type": "sql",
-                "uri": f"sqlite:///{db_path}",
-                "warehouse": f"s3://{data.BUCKET}/",
-                "default_namespace": data.NAMESPACE,
-            }],
-        }, indent=2))
+        config = config_dir / "cachedb.yaml"
+        write_cachedb_config(config, minio, db_path)
         env = {"CACHEDB_S3_ACCESS_KEY_ID": minio.access_key_id, "CACHEDB_S3_SECRET_ACCESS_KEY": minio.secret_access_key}
         servers = {}
         for name, flags in (("cachedb", []), ("cachedb-no-pushdown", ["--no-pushdown"])):

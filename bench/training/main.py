@@ -116,6 +116,10 @@ class Epochs:
 
     def __init__(self, name: str, read):
         self.name, self.read = name, read  # read(epoch) -> iterator of dicts of tensors
+        self.reset()
+
+    def reset(self) -> None:
+        """Forgets the epochs run so far (the warm-ups)."""
         self.runs_s: list[float] = []
         self.rows: list[int] = []
         self.bytes: list[int] = []
@@ -189,15 +193,6 @@ def start_rawflight(binary: str, ipc_path: pathlib.Path, streams: int, batch_row
     return proc, line.removeprefix("listening on ")
 
 
-def write_config(path: pathlib.Path, minio: Minio, db_path: pathlib.Path) -> None:
-    path.write_text(json.dumps({  # JSON is YAML
-        "default_catalog": "lake",
-        "s3": {"endpoint": minio.endpoint, "region": minio.region, "path_style": True},
-        "catalogs": [{"name": "lake", "type": "sql", "uri": f"sqlite:///{db_path}",
-                      "warehouse": f"s3://{train_table.BUCKET}/", "default_namespace": train_table.NAMESPACE}],
-    }, indent=2))
-
-
 def snapshot(head: str, query: str, path: pathlib.Path, expected_rows: int) -> int:
     """Writes the dataset's rows, as its training reads stream them (the types it holds), to an
     Arrow IPC file for the raw server; returns their bytes."""
@@ -268,16 +263,7 @@ def main() -> int:
     load_average = {"start": os.getloadavg()}
 
     with contextlib.ExitStack() as stack:
-        workdir, complete = stack.enter_context(iceberg_bench.table_dir(args, p))
-        minio = Minio(workdir / "minio")
-        stack.callback(minio.stop)
-        db_path = workdir / "catalog.db"
-        if not complete:
-            began = time.monotonic()
-            minio.filesystem(allow_bucket_creation=True).create_dir(train_table.BUCKET)
-            train_table.write_table(train_table.open_catalog(str(db_path), minio.pyiceberg_properties()), p, log)
-            (workdir / ".complete").touch()
-            log(f"wrote {train_table.IDENT} in {time.monotonic() - began:.1f}s")
+        minio, db_path = iceberg_bench.minio_with_table(stack, args, p, train_table.write_table, train_table.IDENT)
         tbl = train_table.open_catalog(str(db_path), minio.pyiceberg_properties()).load_table(train_table.IDENT)
         tasks = sorted(tbl.scan().plan_files(), key=lambda t: t.file.file_path)
         paths = [t.file.file_path.removeprefix("s3://") for t in tasks]
@@ -287,7 +273,7 @@ def main() -> int:
         tmp = pathlib.Path(tempfile.mkdtemp(prefix="bench-training-"))
         stack.callback(shutil.rmtree, tmp, ignore_errors=True)
         config = tmp / "cachedb.yaml"
-        write_config(config, minio, db_path)
+        iceberg_bench.write_cachedb_config(config, minio, db_path)
         env = {"CACHEDB_S3_ACCESS_KEY_ID": minio.access_key_id, "CACHEDB_S3_SECRET_ACCESS_KEY": minio.secret_access_key}
         server = Cachedb(pathlib.Path(args.cachedb), config,
                          ["--no-demo", "--no-warehouse", "--workers", str(args.nodes), "--lost-after", LOST_AFTER], env, "training")
@@ -338,7 +324,7 @@ def measure(args, p, want, columns, head, server, minio, paths, table_info, tmp,
     for s in systems:
         for w in range(args.warmup):
             log(f"warm-up {s.name}: {s.run(1000 + w):.3f}s")
-        s.runs_s.clear(), s.rows.clear(), s.bytes.clear(), s.id_sums.clear(), s.first_ids.clear()
+        s.reset()
     for i in range(args.runs):
         for s in systems:
             time.sleep(args.pause)

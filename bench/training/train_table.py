@@ -26,7 +26,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import FloatType, IntegerType, LongType, NestedField
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "iceberg"))
-from data import BUCKET, NAMESPACE, _mix, open_catalog  # noqa: E402,F401  (shared with bench/iceberg)
+from data import NAMESPACE, _mix, open_catalog  # noqa: E402,F401  (the generator and catalog of bench/iceberg; main.py opens the catalog through this module)
 
 GENERATOR_VERSION = 1
 TABLE = "train"
