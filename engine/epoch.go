@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	memcat "github.com/cachedb/cachedb/catalog/memory"
 	"github.com/cachedb/cachedb/cluster"
@@ -294,8 +295,14 @@ func (e *Engine) ReadEpoch(ctx context.Context, s EpochSlice) (array.RecordReade
 	return newEpochReader(ctx, e.taskContext(nil), s, order, parts, schema, target)
 }
 
-// epochReader streams a segment: for each of the reader's stretches it gathers the rows from
-// the window that holds them, one window at a time.
+// epochReader streams a segment: for each run of the reader's stretches that lies in one
+// window it gathers those rows of the window, one column at a time, then streams them in
+// batches of up to target rows.
+//
+// A column at a time over a whole window keeps the gather in cache: the window's rows of one
+// column are first copied together (their chunks are runs of consecutive rows), then picked in
+// the shuffled order from that copy. Gathering per output batch instead, every batch would
+// touch all columns of the whole window again.
 type epochReader struct {
 	ctx    context.Context
 	tc     *exec.TaskContext
@@ -307,16 +314,14 @@ type epochReader struct {
 
 	// pieces are the (window, epoch position range) stretches still to read.
 	pieces []epochPiece
-	// The window last read: its index, its chunks (partition row ranges), where each of its rows
-	// is in the partition's batches (in chunk order), the permutation of its rows, each
-	// column's arrays in the partition's batches, and the window's rows of the columns
-	// exec.TakeRowRefs has no gather for (nil for the others; made on first use).
-	windowIndex int
-	chunks      []cluster.RowRange
-	refs        []exec.RowRef
-	perm        []int32
-	sources     [][]arrow.Array
-	fallback    []arrow.Array
+	// gathered holds the reader's rows of the window read last, per column, in reading order;
+	// sent counts those already streamed.
+	gathered []arrow.Array
+	sent     int64
+	// scratch holds one column of a window's rows while they are gathered; recycled allocates
+	// the gathered columns.
+	scratch  []byte
+	recycled *bufferRecycler
 
 	cur arrow.RecordBatch
 	err error
@@ -328,8 +333,8 @@ type epochPiece struct {
 }
 
 func newEpochReader(ctx context.Context, tc *exec.TaskContext, s EpochSlice, order *cluster.EpochOrder, parts []memcat.Part, schema *arrow.Schema, target int64) (*epochReader, error) {
-	r := &epochReader{ctx: ctx, tc: tc, slice: s, order: order, parts: parts, schema: schema, target: target, windowIndex: -1,
-		sources: make([][]arrow.Array, len(s.Columns)), fallback: make([]arrow.Array, len(s.Columns))}
+	r := &epochReader{ctx: ctx, tc: tc, slice: s, order: order, parts: parts, schema: schema, target: target,
+		recycled: newBufferRecycler(tc.Alloc, 2*len(s.Columns))}
 	var bad error
 	order.Stretches(s.Request.Reader, s.From, s.To, func(t0, t1 int64, w int, g int64) bool {
 		p := order.Windows()[w].Partition
@@ -361,111 +366,132 @@ func (r *epochReader) Release() {
 		r.cur.Release()
 		r.cur = nil
 	}
-	r.releaseFallback()
+	releaseColumns(r.gathered)
+	r.gathered = nil
+	r.recycled.close()
 }
 
-func (r *epochReader) releaseFallback() {
-	for i, a := range r.fallback {
-		if a != nil {
-			a.Release()
-			r.fallback[i] = nil
-		}
-	}
-}
-
-// Next gathers up to target rows of consecutive pieces of one window into a batch.
+// Next streams the next batch: up to target rows of the window gathered last, gathering the
+// next window first when those are all sent.
 func (r *epochReader) Next() bool {
 	if r.cur != nil {
 		r.cur.Release()
 		r.cur = nil
 	}
-	if r.err != nil || len(r.pieces) == 0 {
+	if r.err != nil {
 		return false
 	}
-	if err := r.ctx.Err(); err != nil {
-		r.err = err
-		return false
-	}
-	w := r.pieces[0].window
-	if err := r.loadWindow(w); err != nil {
-		r.err = err
-		return false
-	}
-	start := r.order.Windows()[w].Start
-	var idx []int32
-	for len(r.pieces) > 0 && r.pieces[0].window == w && int64(len(idx)) < r.target {
-		p := &r.pieces[0]
-		n := min(p.g1-p.g0, r.target-int64(len(idx)))
-		for g := p.g0; g < p.g0+n; g++ {
-			i := int32(g - start)
-			if r.perm != nil {
-				i = r.perm[i]
-			}
-			idx = append(idx, i)
+	if r.gathered == nil || r.sent == int64(r.gathered[0].Len()) {
+		releaseColumns(r.gathered)
+		r.gathered = nil
+		if len(r.pieces) == 0 {
+			return false
 		}
-		if p.g0 += n; p.g0 == p.g1 {
-			r.pieces = r.pieces[1:]
+		if err := r.ctx.Err(); err != nil {
+			r.err = err
+			return false
+		}
+		if err := r.gatherWindow(); err != nil {
+			r.err = err
+			return false
 		}
 	}
-	cur, err := r.take(w, idx)
-	if err != nil {
-		r.err = err
-		return false
+	n := min(r.target, int64(r.gathered[0].Len())-r.sent)
+	cols := make([]arrow.Array, len(r.gathered))
+	for i, a := range r.gathered {
+		cols[i] = array.NewSlice(a, r.sent, r.sent+n)
 	}
-	r.cur = cur
+	r.cur = array.NewRecordBatch(r.schema, cols, n)
+	releaseColumns(cols)
+	r.sent += n
 	return true
 }
 
-// take gathers the rows idx (window row numbers) of window w: straight from the partition's
-// batches where exec.TakeRowRefs can, else from the window's rows of the column.
-func (r *epochReader) take(w int, idx []int32) (arrow.RecordBatch, error) {
-	refs := make([]exec.RowRef, len(idx))
-	for k, i := range idx {
-		refs[k] = r.refs[i]
-	}
-	cols := make([]arrow.Array, len(r.slice.Columns))
-	defer releaseColumns(cols)
-	for i := range cols {
-		if r.fallback[i] == nil {
-			if cols[i] = exec.TakeRowRefs(r.tc.Alloc, r.sources[i], refs); cols[i] != nil {
-				continue
+// gatherWindow gathers the rows of the leading pieces that lie in one window, in reading order.
+func (r *epochReader) gatherWindow() error {
+	w := r.pieces[0].window
+	win := r.order.Windows()[w]
+	chunks, perm := r.order.Gather(w)
+	var idx []int32 // window row numbers, in reading order
+	contiguous := true
+	for len(r.pieces) > 0 && r.pieces[0].window == w {
+		p := r.pieces[0]
+		for g := p.g0; g < p.g1; g++ {
+			i := int32(g - win.Start)
+			if perm != nil {
+				i = perm[i]
 			}
-			part := r.parts[r.order.Windows()[w].Partition]
-			a, err := concatRanges(r.tc, part.Batches, r.slice.Columns[i], r.schema.Field(i).Type, r.chunks)
-			if err != nil {
-				return nil, err
-			}
-			r.fallback[i] = a
+			contiguous = contiguous && (len(idx) == 0 || i == idx[len(idx)-1]+1)
+			idx = append(idx, i)
 		}
-		a, err := exec.TakeArrayRows(r.ctx, r.tc, r.fallback[i], idx)
+		r.pieces = r.pieces[1:]
+	}
+	part := r.parts[win.Partition]
+	r.gathered, r.sent = make([]arrow.Array, len(r.slice.Columns)), 0
+	for i, c := range r.slice.Columns {
+		a, err := r.gatherColumn(part.Batches, c, r.schema.Field(i).Type, chunks, idx, contiguous)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		cols[i] = a
+		r.gathered[i] = a
 	}
-	return array.NewRecordBatch(r.schema, cols, int64(len(idx))), nil
+	return nil
 }
 
-// loadWindow locates window w's rows in its partition's batches.
-func (r *epochReader) loadWindow(w int) error {
-	if r.windowIndex == w {
-		return nil
-	}
-	r.releaseFallback()
-	chunks, perm := r.order.Gather(w)
-	part := r.parts[r.order.Windows()[w].Partition]
-	refs, err := locateRows(part.Batches, chunks, r.refs[:0])
-	if err != nil {
-		return err
-	}
-	for i, c := range r.slice.Columns {
-		r.sources[i] = r.sources[i][:0]
-		for _, b := range part.Batches {
-			r.sources[i] = append(r.sources[i], b.Column(c))
+// gatherColumn returns the rows idx (window row numbers; contiguous when they are consecutive
+// and ascending) of column col of a window whose rows are the chunks of a partition's batches.
+// Fixed-size rows without NULLs are copied together as bytes into the reader's scratch and
+// picked from there; other columns are concatenated and taken.
+func (r *epochReader) gatherColumn(batches []arrow.RecordBatch, col int, dt arrow.DataType, chunks []cluster.RowRange, idx []int32, contiguous bool) (arrow.Array, error) {
+	width := exec.FixedRowWidth(dt)
+	sources := make([][]byte, len(batches))
+	for b, batch := range batches {
+		rows, ok := exec.FixedRowBytes(batch.Column(col))
+		if !ok || width == 0 {
+			return r.concatAndTake(batches, col, dt, chunks, idx, contiguous)
 		}
+		sources[b] = rows
 	}
-	r.chunks, r.refs, r.perm, r.windowIndex = chunks, refs, perm, w
-	return nil
+	var n int64
+	for _, c := range chunks {
+		n += c.To - c.From
+	}
+	var values *memory.Buffer
+	var window []byte
+	if contiguous { // the result is a slice of the copied rows: they need their own buffer
+		values = memory.NewResizableBuffer(r.tc.Alloc)
+		defer values.Release()
+		values.Resize(int(n) * width)
+		window = values.Bytes()
+	} else {
+		r.scratch = slices.Grow(r.scratch[:0], int(n)*width)[:int(n)*width]
+		window = r.scratch
+	}
+	at := 0
+	if err := forEachStretch(batches, chunks, func(b int, from, to int64) {
+		at += copy(window[at:], sources[b][int(from)*width:int(to)*width])
+	}); err != nil {
+		return nil, err
+	}
+	if !contiguous {
+		return exec.TakeFixedRows(r.recycled, dt, window, idx), nil
+	}
+	rows := exec.NewFixedRows(dt, values, int(n))
+	defer rows.Release()
+	return array.NewSlice(rows, int64(idx[0]), int64(idx[len(idx)-1])+1), nil
+}
+
+// concatAndTake is gatherColumn for any column: the window's rows concatenated, then taken.
+func (r *epochReader) concatAndTake(batches []arrow.RecordBatch, col int, dt arrow.DataType, chunks []cluster.RowRange, idx []int32, contiguous bool) (arrow.Array, error) {
+	rows, err := concatRanges(r.tc, batches, col, dt, chunks)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Release()
+	if contiguous {
+		return array.NewSlice(rows, int64(idx[0]), int64(idx[len(idx)-1])+1), nil
+	}
+	return exec.TakeArrayRows(r.ctx, r.tc, rows, idx)
 }
 
 // batchStarts returns the partition row number of each batch's first row, and the row count
@@ -494,17 +520,6 @@ func forEachStretch(batches []arrow.RecordBatch, ranges []cluster.RowRange, fn f
 		}
 	}
 	return nil
-}
-
-// locateRows appends to refs where each row of ranges (partition row numbers, in order) is in
-// batches.
-func locateRows(batches []arrow.RecordBatch, ranges []cluster.RowRange, refs []exec.RowRef) ([]exec.RowRef, error) {
-	err := forEachStretch(batches, ranges, func(b int, from, to int64) {
-		for row := from; row < to; row++ {
-			refs = append(refs, exec.RowRef{Array: int32(b), Row: int32(row)})
-		}
-	})
-	return refs, err
 }
 
 // concatRanges concatenates the row ranges (partition row numbers, in order) of column col of a

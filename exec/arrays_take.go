@@ -92,6 +92,10 @@ func takeTyped(mem memory.Allocator, a arrow.Array, idx []int32) arrow.Array {
 		return takeBools(mem, data, idx)
 	case arrow.STRING:
 		return takeStrings(mem, a.(*array.String), idx)
+	case arrow.FIXED_SIZE_LIST, arrow.FIXED_SIZE_BINARY:
+		if rows, ok := FixedRowBytes(a); ok {
+			return TakeFixedRows(mem, dt, rows, idx)
+		}
 	}
 	return nil
 }
