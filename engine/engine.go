@@ -59,6 +59,8 @@ type Engine struct {
 	stagePlans stagePlans
 	// shuffles fetches shuffle buckets from other nodes and holds this node's producers.
 	shuffles shuffleRuns
+	// epochBuffers allocates the columns training reads gather, reusing freed ones.
+	epochBuffers *bufferRecycler
 }
 
 // Result is the outcome of one statement. For a query, Reader streams the rows (the caller

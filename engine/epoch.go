@@ -292,7 +292,7 @@ func (e *Engine) ReadEpoch(ctx context.Context, s EpochSlice) (array.RecordReade
 	if b := int64(s.Request.Reader.BatchSize); b > 0 {
 		target = max(b, target/b*b)
 	}
-	return newEpochReader(ctx, e.taskContext(nil), s, order, parts, schema, target)
+	return newEpochReader(ctx, e.taskContext(nil), e.epochBuffers, s, order, parts, schema, target)
 }
 
 // epochReader streams a segment: for each run of the reader's stretches that lies in one
@@ -318,10 +318,10 @@ type epochReader struct {
 	// sent counts those already streamed.
 	gathered []arrow.Array
 	sent     int64
-	// scratch holds one column of a window's rows while they are gathered; recycled allocates
+	// scratch holds one column of a window's rows while they are gathered; buffers allocates
 	// the gathered columns.
-	scratch  []byte
-	recycled *bufferRecycler
+	scratch []byte
+	buffers memory.Allocator
 
 	cur arrow.RecordBatch
 	err error
@@ -332,9 +332,10 @@ type epochPiece struct {
 	g0, g1 int64
 }
 
-func newEpochReader(ctx context.Context, tc *exec.TaskContext, s EpochSlice, order *cluster.EpochOrder, parts []memcat.Part, schema *arrow.Schema, target int64) (*epochReader, error) {
-	r := &epochReader{ctx: ctx, tc: tc, slice: s, order: order, parts: parts, schema: schema, target: target,
-		recycled: newBufferRecycler(tc.Alloc, 2*len(s.Columns))}
+// newEpochReader reads segment s from the partitions parts in batches of up to target rows;
+// buffers allocates the gathered columns (every byte of which it writes).
+func newEpochReader(ctx context.Context, tc *exec.TaskContext, buffers memory.Allocator, s EpochSlice, order *cluster.EpochOrder, parts []memcat.Part, schema *arrow.Schema, target int64) (*epochReader, error) {
+	r := &epochReader{ctx: ctx, tc: tc, buffers: buffers, slice: s, order: order, parts: parts, schema: schema, target: target}
 	var bad error
 	order.Stretches(s.Request.Reader, s.From, s.To, func(t0, t1 int64, w int, g int64) bool {
 		p := order.Windows()[w].Partition
@@ -368,7 +369,6 @@ func (r *epochReader) Release() {
 	}
 	releaseColumns(r.gathered)
 	r.gathered = nil
-	r.recycled.close()
 }
 
 // Next streams the next batch: up to target rows of the window gathered last, gathering the
@@ -474,7 +474,7 @@ func (r *epochReader) gatherColumn(batches []arrow.RecordBatch, col int, dt arro
 		return nil, err
 	}
 	if !contiguous {
-		return exec.TakeFixedRows(r.recycled, dt, window, idx), nil
+		return exec.TakeFixedRows(r.buffers, dt, window, idx), nil
 	}
 	rows := exec.NewFixedRows(dt, values, int(n))
 	defer rows.Release()

@@ -56,6 +56,7 @@ func BenchmarkEpochRead(b *testing.B) {
 	req.Reader.BatchSize = 4096
 	total := int64(parts * partRows)
 	var bytes int64
+	buffers := newBufferRecycler(mem, epochBuffersKept)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		req.Epoch = int64(i)
@@ -65,7 +66,7 @@ func BenchmarkEpochRead(b *testing.B) {
 		}
 		s := EpochSlice{Columns: cols, Names: names, PartRows: partRowCounts, Request: req, From: 0, To: total}
 		tc := &exec.TaskContext{Alloc: mem, BatchSize: 8192, Cache: exec.NewQueryCache()}
-		r, err := newEpochReader(context.Background(), tc, s, order, held, schema, 24576)
+		r, err := newEpochReader(context.Background(), tc, buffers, s, order, held, schema, 24576)
 		if err != nil {
 			b.Fatal(err)
 		}

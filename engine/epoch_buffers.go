@@ -7,17 +7,22 @@ import (
 )
 
 // bufferRecycler is a memory.Allocator for buffers whose every byte the caller writes (the
-// gathered columns of a training read): a freed buffer is handed out again, not zeroed, for
-// the next allocation of its size. It keeps at most max freed buffers; once closed, or full,
-// it frees into the allocator under it. A training read's windows are mostly of one size, so
-// after the first window its columns reuse the buffers the previous window's batches had.
+// gathered columns of training reads): a freed buffer is handed out again, not zeroed, for the
+// next allocation of its size. It keeps freed buffers of at most max bytes in all; once closed,
+// or full, it frees into the allocator under it. A node's training reads gather windows of
+// mostly one size, so their columns reuse the buffers earlier windows' batches had, instead
+// of having the runtime zero new ones.
+// epochBuffersKept bounds the freed buffers an engine keeps for training reads: a few windows'
+// columns (a 65,536-row window of 16 float32 features is 4 MiB).
+const epochBuffersKept = 64 << 20
+
 type bufferRecycler struct {
 	under memory.Allocator
 	max   int
 
 	mu     sync.Mutex
 	free   map[int][][]byte // by length
-	kept   int
+	kept   int              // bytes
 	closed bool
 }
 
@@ -30,7 +35,7 @@ func (r *bufferRecycler) Allocate(size int) []byte {
 	if bufs := r.free[size]; len(bufs) > 0 {
 		b := bufs[len(bufs)-1]
 		r.free[size] = bufs[:len(bufs)-1]
-		r.kept--
+		r.kept -= size
 		r.mu.Unlock()
 		return b
 	}
@@ -44,9 +49,9 @@ func (r *bufferRecycler) Reallocate(size int, b []byte) []byte {
 
 func (r *bufferRecycler) Free(b []byte) {
 	r.mu.Lock()
-	if !r.closed && r.kept < r.max {
+	if !r.closed && r.kept+len(b) <= r.max {
 		r.free[len(b)] = append(r.free[len(b)], b)
-		r.kept++
+		r.kept += len(b)
 		r.mu.Unlock()
 		return
 	}

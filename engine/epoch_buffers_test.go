@@ -11,7 +11,7 @@ import (
 // and what is freed after goes straight to the allocator under it.
 func TestBufferRecycler(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	r := newBufferRecycler(mem, 2)
+	r := newBufferRecycler(mem, 256)
 	a, b, c := r.Allocate(128), r.Allocate(128), r.Allocate(64)
 	r.Free(a)
 	r.Free(b)

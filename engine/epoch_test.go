@@ -71,6 +71,8 @@ func epochTestParts(mem memory.Allocator, rows []int64, heldRows int64) []memcat
 func TestEpochReaderKeepsRowsWhole(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
+	buffers := newBufferRecycler(mem, 1<<20)
+	defer buffers.close()
 	partRows := []int64{1000, 777, 1500}
 	parts := epochTestParts(mem, partRows, 333)
 	defer func() {
@@ -105,7 +107,7 @@ func TestEpochReaderKeepsRowsWhole(t *testing.T) {
 								_, rankRows := req.Reader.RankRange(total)
 								s := EpochSlice{Columns: cols, Names: names, PartRows: partRows, Request: req, From: 0, To: rankRows}
 								tc := &exec.TaskContext{Alloc: mem, BatchSize: 100, Cache: exec.NewQueryCache()}
-								r, err := newEpochReader(context.Background(), tc, s, order, parts, epochTestSchema, 50)
+								r, err := newEpochReader(context.Background(), tc, buffers, s, order, parts, epochTestSchema, 50)
 								if err != nil {
 									t.Fatal(err)
 								}

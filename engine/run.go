@@ -34,7 +34,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Alloc == nil {
 		cfg.Alloc = memory.DefaultAllocator
 	}
-	e := &Engine{cfg: cfg, catalog: memcat.NewCatalog(cfg.CatalogName)}
+	e := &Engine{cfg: cfg, catalog: memcat.NewCatalog(cfg.CatalogName), epochBuffers: newBufferRecycler(cfg.Alloc, epochBuffersKept)}
 	tables, err := catalog.NewSet(e.catalog, cfg.Sources, cfg.DefaultCatalog)
 	if err != nil {
 		return nil, err
