@@ -314,10 +314,12 @@ type epochReader struct {
 
 	// pieces are the (window, epoch position range) stretches still to read.
 	pieces []epochPiece
-	// gathered holds the reader's rows of the window read last, per column, in reading order;
-	// sent counts those already streamed.
-	gathered []arrow.Array
-	sent     int64
+	// gathered holds the reader's rows of the window read last, per column, in reading order:
+	// rows of them, sent of which are streamed already. batchEnds are the row counts of
+	// gathered at which one of the reader's batches ends, in increasing order.
+	gathered   []arrow.Array
+	rows, sent int64
+	batchEnds  []int64
 	// scratch holds one column of a window's rows while they are gathered; buffers allocates
 	// the gathered columns.
 	scratch []byte
@@ -330,6 +332,8 @@ type epochReader struct {
 type epochPiece struct {
 	window int
 	g0, g1 int64
+	// batchEnd is set when the piece ends one of the reader's batches.
+	batchEnd bool
 }
 
 // newEpochReader reads segment s from the partitions parts in batches of up to target rows;
@@ -343,7 +347,9 @@ func newEpochReader(ctx context.Context, tc *exec.TaskContext, buffers memory.Al
 			bad = errs.Unavailablef("partition %d of dataset %q is not held by this data node; plan the read again", p, s.Dataset)
 			return false
 		}
-		r.pieces = append(r.pieces, epochPiece{window: w, g0: g, g1: g + t1 - t0})
+		rd := s.Request.Reader
+		batchEnd := rd.BatchSize > 0 && (t1-rd.Offset)%int64(rd.BatchSize) == 0
+		r.pieces = append(r.pieces, epochPiece{window: w, g0: g, g1: g + t1 - t0, batchEnd: batchEnd})
 		return true
 	})
 	if bad != nil {
@@ -381,7 +387,7 @@ func (r *epochReader) Next() bool {
 	if r.err != nil {
 		return false
 	}
-	if r.gathered == nil || r.sent == int64(r.gathered[0].Len()) {
+	if r.sent == r.rows {
 		releaseColumns(r.gathered)
 		r.gathered = nil
 		if len(r.pieces) == 0 {
@@ -396,7 +402,7 @@ func (r *epochReader) Next() bool {
 			return false
 		}
 	}
-	n := min(r.target, int64(r.gathered[0].Len())-r.sent)
+	n := r.batchRows()
 	cols := make([]arrow.Array, len(r.gathered))
 	for i, a := range r.gathered {
 		cols[i] = array.NewSlice(a, r.sent, r.sent+n)
@@ -407,6 +413,30 @@ func (r *epochReader) Next() bool {
 	return true
 }
 
+// batchRows is how many rows the next batch streams: up to target, ending where one of the
+// reader's batches ends when one does within reach. Then a client that cuts the stream into
+// its batches slices whole ones out of a record batch instead of copying pieces together.
+func (r *epochReader) batchRows() int64 {
+	n := min(r.target, r.rows-r.sent)
+	if r.sent+n == r.rows { // the window's last rows
+		return n
+	}
+	for len(r.batchEnds) > 0 && r.batchEnds[0] <= r.sent {
+		r.batchEnds = r.batchEnds[1:]
+	}
+	cut := int64(0)
+	for _, end := range r.batchEnds {
+		if end > r.sent+n {
+			break
+		}
+		cut = end - r.sent
+	}
+	if cut == 0 {
+		return n
+	}
+	return cut
+}
+
 // gatherWindow gathers the rows of the leading pieces that lie in one window, in reading order.
 func (r *epochReader) gatherWindow() error {
 	w := r.pieces[0].window
@@ -414,6 +444,7 @@ func (r *epochReader) gatherWindow() error {
 	chunks, perm := r.order.Gather(w)
 	var idx []int32 // window row numbers, in reading order
 	contiguous := true
+	r.batchEnds = r.batchEnds[:0]
 	for len(r.pieces) > 0 && r.pieces[0].window == w {
 		p := r.pieces[0]
 		for g := p.g0; g < p.g1; g++ {
@@ -424,10 +455,13 @@ func (r *epochReader) gatherWindow() error {
 			contiguous = contiguous && (len(idx) == 0 || i == idx[len(idx)-1]+1)
 			idx = append(idx, i)
 		}
+		if p.batchEnd {
+			r.batchEnds = append(r.batchEnds, int64(len(idx)))
+		}
 		r.pieces = r.pieces[1:]
 	}
 	part := r.parts[win.Partition]
-	r.gathered, r.sent = make([]arrow.Array, len(r.slice.Columns)), 0
+	r.gathered, r.rows, r.sent = make([]arrow.Array, len(r.slice.Columns)), int64(len(idx)), 0
 	for i, c := range r.slice.Columns {
 		a, err := r.gatherColumn(part.Batches, c, r.schema.Field(i).Type, chunks, idx, contiguous)
 		if err != nil {
@@ -447,7 +481,7 @@ func (r *epochReader) gatherColumn(batches []arrow.RecordBatch, col int, dt arro
 	sources := make([][]byte, len(batches))
 	for b, batch := range batches {
 		rows, ok := exec.FixedRowBytes(batch.Column(col))
-		if !ok || width == 0 {
+		if !ok {
 			return r.concatAndTake(batches, col, dt, chunks, idx, contiguous)
 		}
 		sources[b] = rows

@@ -107,12 +107,16 @@ func TestEpochReaderKeepsRowsWhole(t *testing.T) {
 								_, rankRows := req.Reader.RankRange(total)
 								s := EpochSlice{Columns: cols, Names: names, PartRows: partRows, Request: req, From: 0, To: rankRows}
 								tc := &exec.TaskContext{Alloc: mem, BatchSize: 100, Cache: exec.NewQueryCache()}
-								r, err := newEpochReader(context.Background(), tc, buffers, s, order, parts, epochTestSchema, 50)
+								r, err := newEpochReader(context.Background(), tc, buffers, s, order, parts, epochTestSchema, int64(max(batch, 50/batch*batch)))
 								if err != nil {
 									t.Fatal(err)
 								}
+								read, offGrid := int64(0), 0
 								for r.Next() {
 									rb := r.RecordBatch()
+									if read += rb.NumRows(); read%int64(batch) != 0 {
+										offGrid++
+									}
 									for i := range int(rb.NumRows()) {
 										id := rb.Column(0).(*array.Int64).Value(i)
 										got := fmt.Sprintf("%v %v %v %v %v %v", id, rb.Column(1).GetOneForMarshal(i), rb.Column(2).GetOneForMarshal(i),
@@ -127,6 +131,10 @@ func TestEpochReaderKeepsRowsWhole(t *testing.T) {
 									t.Fatal(r.Err())
 								}
 								r.Release()
+								// A record batch ends inside one of the reader's batches only where a window ends.
+								if windows := len(order.Windows()); offGrid > windows {
+									t.Fatalf("rank %d worker %d: %d record batches end inside a batch of %d rows; the epoch has %d windows", rank, worker, offGrid, batch, windows)
+								}
 							}
 						}
 						if int64(len(seen)) != total {
