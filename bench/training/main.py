@@ -89,7 +89,7 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--nodes", type=int, default=2, help="data nodes")
     ap.add_argument("--batch-size", type=int, default=4096, help="rows per tensor batch")
     ap.add_argument("--prefetch", type=int, default=2, help="endpoints read at once")
-    ap.add_argument("--runs", type=int, default=5, help="timed epochs per system; the median is reported")
+    ap.add_argument("--runs", type=int, default=15, help="timed epochs per system; the median is reported")
     ap.add_argument("--warmup", type=int, default=1, help="untimed epochs per system first")
     ap.add_argument("--pause", type=float, default=0.2, help="seconds of rest before each timed epoch")
     ap.add_argument("--loop-epochs", type=int, default=3, help="epochs of the example's loop per source (0: skip it)")
@@ -114,8 +114,9 @@ def tensor_bytes(batch: dict) -> int:
 class Epochs:
     """One system's timed epochs and what each delivered."""
 
-    def __init__(self, name: str, read):
+    def __init__(self, name: str, read, minio: Minio):
         self.name, self.read = name, read  # read(epoch) -> iterator of dicts of tensors
+        self.minio = minio  # whose S3 traffic each epoch is counted (outside the timing)
         self.reset()
 
     def reset(self) -> None:
@@ -125,10 +126,12 @@ class Epochs:
         self.bytes: list[int] = []
         self.id_sums: list[int] = []
         self.first_ids: list[list[int]] = []
+        self.s3: list[tuple[int, int]] = []  # (bytes, requests) MinIO served during each epoch
 
     def run(self, epoch: int) -> float:
         rows = nbytes = id_sum = 0
         first = None
+        s3_before = self.minio.served()
         began = time.perf_counter()
         for batch in self.read(epoch):
             rows += len(batch["id"])
@@ -137,6 +140,8 @@ class Epochs:
             if first is None:
                 first = batch["id"][:8].tolist()
         elapsed = time.perf_counter() - began
+        s3_after = self.minio.served()
+        self.s3.append((s3_after[0] - s3_before[0], s3_after[1] - s3_before[1]))
         self.runs_s.append(elapsed)
         self.rows.append(rows)
         self.bytes.append(nbytes)
@@ -151,6 +156,8 @@ class Epochs:
             "rows": self.rows[0], "tensor_bytes": self.bytes[0],
             "rows_per_s": self.rows[0] / median, "gb_per_s": self.bytes[0] / 1e9 / median,
             "first_ids_per_run": self.first_ids,
+            "s3_bytes_per_epoch": statistics.median(b for b, _ in self.s3),
+            "s3_requests_per_epoch": statistics.median(n for _, n in self.s3),
         }
 
 
@@ -317,9 +324,9 @@ def measure(args, p, want, columns, head, server, minio, paths, table_info, tmp,
     log(f"rawflight at {raw_addr}: {streams} streams of {batch_rows}-row batches")
 
     systems = [
-        Epochs("cachedb", cachedb_reader(head, columns, args)),
-        Epochs("raw-flight", raw_reader(raw_addr, args)),
-        Epochs("pyarrow-reread", pyarrow_reader(minio, paths, columns, args)),
+        Epochs("cachedb", cachedb_reader(head, columns, args), minio),
+        Epochs("raw-flight", raw_reader(raw_addr, args), minio),
+        Epochs("pyarrow-reread", pyarrow_reader(minio, paths, columns, args), minio),
     ]
     for s in systems:
         for w in range(args.warmup):
@@ -404,10 +411,11 @@ def print_report(r: dict) -> None:
           f"dataset {len(d['columns'])} columns where {d['filter']}: {d['rows']} rows, {d['arrow_bytes'] / 1e6:.0f} MB "
           f"({r['machine']['cpus']} CPUs, {r['parameters']['nodes']} data nodes, batches of {r['parameters']['batch_size']}, "
           f"medians of {r['parameters']['runs']} warm epochs)")
-    print(f"{'system':<16} {'epoch s':>8} {'Mrows/s':>8} {'GB/s':>6} {'cachedb vs it':>14}")
+    print(f"{'system':<16} {'epoch s':>8} {'Mrows/s':>8} {'GB/s':>6} {'cachedb vs it':>14} {'S3 MB/epoch':>12} {'S3 requests':>12}")
     c = r["epochs"]["cachedb"]["median_s"]
     for name, e in r["epochs"].items():
-        print(f"{name:<16} {e['median_s']:>8.3f} {e['rows_per_s'] / 1e6:>8.2f} {e['gb_per_s']:>6.2f} {e['median_s'] / c:>13.2f}x")
+        print(f"{name:<16} {e['median_s']:>8.3f} {e['rows_per_s'] / 1e6:>8.2f} {e['gb_per_s']:>6.2f} {e['median_s'] / c:>13.2f}x "
+              f"{e['s3_bytes_per_epoch'] / 1e6:>12.1f} {e['s3_requests_per_epoch']:>12.0f}")
     top = max(e["gb_per_s"] for e in r["epochs"].values())
     print("GB/s into torch tensors")
     for name, e in r["epochs"].items():
