@@ -162,9 +162,11 @@ class Epochs:
 
 
 def cachedb_reader(head: str, columns: list[str], args):
+    # Made once, as a training job does; each epoch is set_epoch and a new iteration.
+    ds = cachedb.CacheDataset(head, DATASET, columns=columns, batch_size=args.batch_size, seed=7,
+                              rank=0, world_size=1, prefetch=args.prefetch)
+
     def read(epoch: int):
-        ds = cachedb.CacheDataset(head, DATASET, columns=columns, batch_size=args.batch_size, seed=7,
-                                  rank=0, world_size=1, prefetch=args.prefetch)
         ds.set_epoch(epoch)
         return iter(ds)
     return read
