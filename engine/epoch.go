@@ -4,17 +4,14 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	memcat "github.com/cachedb/cachedb/catalog/memory"
 	"github.com/cachedb/cachedb/cluster"
-	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/planner"
 	"github.com/cachedb/cachedb/sql"
@@ -249,8 +246,11 @@ func epochSchema(ds *arrow.Schema, cols []int, names []string) *arrow.Schema {
 }
 
 // epochBatchBytes is the size a segment's output batches aim at (the server splits anything
-// larger than its cap).
-const epochBatchBytes = 2 << 20
+// larger than its cap); epochGatherBytes bounds what a reader gathers at once.
+const (
+	epochBatchBytes  = 2 << 20
+	epochGatherBytes = 32 << 20
+)
 
 // ReadEpoch produces one segment of a training read from the partitions this process holds.
 // A partition it does not hold, or one whose row count differs from the head's, fails with
@@ -292,290 +292,6 @@ func (e *Engine) ReadEpoch(ctx context.Context, s EpochSlice) (array.RecordReade
 	if b := int64(s.Request.Reader.BatchSize); b > 0 {
 		target = max(b, target/b*b)
 	}
-	return newEpochReader(ctx, e.taskContext(nil), e.epochBuffers, s, order, parts, schema, target)
-}
-
-// epochReader streams a segment: for each run of the reader's stretches that lies in one
-// window it gathers those rows of the window, one column at a time, then streams them in
-// batches of up to target rows.
-//
-// A column at a time over a whole window keeps the gather in cache: the window's rows of one
-// column are first copied together (their chunks are runs of consecutive rows), then picked in
-// the shuffled order from that copy. Gathering per output batch instead, every batch would
-// touch all columns of the whole window again.
-type epochReader struct {
-	ctx    context.Context
-	tc     *exec.TaskContext
-	slice  EpochSlice
-	order  *cluster.EpochOrder
-	parts  []memcat.Part
-	schema *arrow.Schema
-	target int64
-
-	// pieces are the (window, epoch position range) stretches still to read.
-	pieces []epochPiece
-	// gathered holds the reader's rows of the window read last, per column, in reading order:
-	// rows of them, sent of which are streamed already. batchEnds are the row counts of
-	// gathered at which one of the reader's batches ends, in increasing order.
-	gathered   []arrow.Array
-	rows, sent int64
-	batchEnds  []int64
-	// scratch holds one column of a window's rows while they are gathered; buffers allocates
-	// the gathered columns.
-	scratch []byte
-	buffers memory.Allocator
-
-	cur arrow.RecordBatch
-	err error
-}
-
-type epochPiece struct {
-	window int
-	g0, g1 int64
-	// batchEnd is set when the piece ends one of the reader's batches.
-	batchEnd bool
-}
-
-// newEpochReader reads segment s from the partitions parts in batches of up to target rows;
-// buffers allocates the gathered columns (every byte of which it writes).
-func newEpochReader(ctx context.Context, tc *exec.TaskContext, buffers memory.Allocator, s EpochSlice, order *cluster.EpochOrder, parts []memcat.Part, schema *arrow.Schema, target int64) (*epochReader, error) {
-	r := &epochReader{ctx: ctx, tc: tc, buffers: buffers, slice: s, order: order, parts: parts, schema: schema, target: target}
-	var bad error
-	order.Stretches(s.Request.Reader, s.From, s.To, func(t0, t1 int64, w int, g int64) bool {
-		p := order.Windows()[w].Partition
-		if !parts[p].Held() || parts[p].Rows != s.PartRows[p] {
-			bad = errs.Unavailablef("partition %d of dataset %q is not held by this data node; plan the read again", p, s.Dataset)
-			return false
-		}
-		rd := s.Request.Reader
-		batchEnd := rd.BatchSize > 0 && (t1-rd.Offset)%int64(rd.BatchSize) == 0
-		r.pieces = append(r.pieces, epochPiece{window: w, g0: g, g1: g + t1 - t0, batchEnd: batchEnd})
-		return true
-	})
-	if bad != nil {
-		return nil, bad
-	}
-	return r, nil
-}
-
-func (r *epochReader) Schema() *arrow.Schema          { return r.schema }
-func (r *epochReader) RecordBatch() arrow.RecordBatch { return r.cur }
-func (r *epochReader) Record() arrow.RecordBatch      { return r.cur }
-func (r *epochReader) Err() error                     { return r.err }
-func (r *epochReader) Retain()                        {}
-
-func (r *epochReader) Release() {
-	if r.tc != nil {
-		r.tc.Cache.Release()
-		r.tc = nil
-	}
-	if r.cur != nil {
-		r.cur.Release()
-		r.cur = nil
-	}
-	releaseColumns(r.gathered)
-	r.gathered = nil
-}
-
-// Next streams the next batch: up to target rows of the window gathered last, gathering the
-// next window first when those are all sent.
-func (r *epochReader) Next() bool {
-	if r.cur != nil {
-		r.cur.Release()
-		r.cur = nil
-	}
-	if r.err != nil {
-		return false
-	}
-	if r.sent == r.rows {
-		releaseColumns(r.gathered)
-		r.gathered = nil
-		if len(r.pieces) == 0 {
-			return false
-		}
-		if err := r.ctx.Err(); err != nil {
-			r.err = err
-			return false
-		}
-		if err := r.gatherWindow(); err != nil {
-			r.err = err
-			return false
-		}
-	}
-	n := r.batchRows()
-	cols := make([]arrow.Array, len(r.gathered))
-	for i, a := range r.gathered {
-		cols[i] = array.NewSlice(a, r.sent, r.sent+n)
-	}
-	r.cur = array.NewRecordBatch(r.schema, cols, n)
-	releaseColumns(cols)
-	r.sent += n
-	return true
-}
-
-// batchRows is how many rows the next batch streams: up to target, ending where one of the
-// reader's batches ends when one does within reach. Then a client that cuts the stream into
-// its batches slices whole ones out of a record batch instead of copying pieces together.
-func (r *epochReader) batchRows() int64 {
-	n := min(r.target, r.rows-r.sent)
-	if r.sent+n == r.rows { // the window's last rows
-		return n
-	}
-	for len(r.batchEnds) > 0 && r.batchEnds[0] <= r.sent {
-		r.batchEnds = r.batchEnds[1:]
-	}
-	cut := int64(0)
-	for _, end := range r.batchEnds {
-		if end > r.sent+n {
-			break
-		}
-		cut = end - r.sent
-	}
-	if cut == 0 {
-		return n
-	}
-	return cut
-}
-
-// gatherWindow gathers the rows of the leading pieces that lie in one window, in reading order.
-func (r *epochReader) gatherWindow() error {
-	w := r.pieces[0].window
-	win := r.order.Windows()[w]
-	chunks, perm := r.order.Gather(w)
-	var idx []int32 // window row numbers, in reading order
-	contiguous := true
-	r.batchEnds = r.batchEnds[:0]
-	for len(r.pieces) > 0 && r.pieces[0].window == w {
-		p := r.pieces[0]
-		for g := p.g0; g < p.g1; g++ {
-			i := int32(g - win.Start)
-			if perm != nil {
-				i = perm[i]
-			}
-			contiguous = contiguous && (len(idx) == 0 || i == idx[len(idx)-1]+1)
-			idx = append(idx, i)
-		}
-		if p.batchEnd {
-			r.batchEnds = append(r.batchEnds, int64(len(idx)))
-		}
-		r.pieces = r.pieces[1:]
-	}
-	part := r.parts[win.Partition]
-	r.gathered, r.rows, r.sent = make([]arrow.Array, len(r.slice.Columns)), int64(len(idx)), 0
-	for i, c := range r.slice.Columns {
-		a, err := r.gatherColumn(part.Batches, c, r.schema.Field(i).Type, chunks, idx, contiguous)
-		if err != nil {
-			return err
-		}
-		r.gathered[i] = a
-	}
-	return nil
-}
-
-// gatherColumn returns the rows idx (window row numbers; contiguous when they are consecutive
-// and ascending) of column col of a window whose rows are the chunks of a partition's batches.
-// Fixed-size rows without NULLs are copied together as bytes into the reader's scratch and
-// picked from there; other columns are concatenated and taken.
-func (r *epochReader) gatherColumn(batches []arrow.RecordBatch, col int, dt arrow.DataType, chunks []cluster.RowRange, idx []int32, contiguous bool) (arrow.Array, error) {
-	width := exec.FixedRowWidth(dt)
-	sources := make([][]byte, len(batches))
-	for b, batch := range batches {
-		rows, ok := exec.FixedRowBytes(batch.Column(col))
-		if !ok {
-			return r.concatAndTake(batches, col, dt, chunks, idx, contiguous)
-		}
-		sources[b] = rows
-	}
-	var n int64
-	for _, c := range chunks {
-		n += c.To - c.From
-	}
-	var values *memory.Buffer
-	var window []byte
-	if contiguous { // the result is a slice of the copied rows: they need their own buffer
-		values = memory.NewResizableBuffer(r.tc.Alloc)
-		defer values.Release()
-		values.Resize(int(n) * width)
-		window = values.Bytes()
-	} else {
-		r.scratch = slices.Grow(r.scratch[:0], int(n)*width)[:int(n)*width]
-		window = r.scratch
-	}
-	at := 0
-	if err := forEachStretch(batches, chunks, func(b int, from, to int64) {
-		at += copy(window[at:], sources[b][int(from)*width:int(to)*width])
-	}); err != nil {
-		return nil, err
-	}
-	if !contiguous {
-		return exec.TakeFixedRows(r.buffers, dt, window, idx), nil
-	}
-	rows := exec.NewFixedRows(dt, values, int(n))
-	defer rows.Release()
-	return array.NewSlice(rows, int64(idx[0]), int64(idx[len(idx)-1])+1), nil
-}
-
-// concatAndTake is gatherColumn for any column: the window's rows concatenated, then taken.
-func (r *epochReader) concatAndTake(batches []arrow.RecordBatch, col int, dt arrow.DataType, chunks []cluster.RowRange, idx []int32, contiguous bool) (arrow.Array, error) {
-	rows, err := concatRanges(r.tc, batches, col, dt, chunks)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Release()
-	if contiguous {
-		return array.NewSlice(rows, int64(idx[0]), int64(idx[len(idx)-1])+1), nil
-	}
-	return exec.TakeArrayRows(r.ctx, r.tc, rows, idx)
-}
-
-// batchStarts returns the partition row number of each batch's first row, and the row count
-// last.
-func batchStarts(batches []arrow.RecordBatch) []int64 {
-	starts := make([]int64, len(batches)+1)
-	for i, b := range batches {
-		starts[i+1] = starts[i] + b.NumRows()
-	}
-	return starts
-}
-
-// forEachStretch calls fn for each maximal run of the row ranges (partition row numbers, in
-// order) that lies in one batch: batch b, its rows [from, to).
-func forEachStretch(batches []arrow.RecordBatch, ranges []cluster.RowRange, fn func(b int, from, to int64)) error {
-	starts := batchStarts(batches)
-	for _, rg := range ranges {
-		for from := rg.From; from < rg.To; {
-			b := sort.Search(len(batches), func(i int) bool { return starts[i+1] > from })
-			if b == len(batches) {
-				return errs.Internalf("row %d is past the partition's %d rows", from, starts[len(batches)])
-			}
-			to := min(rg.To, starts[b+1])
-			fn(b, from-starts[b], to-starts[b])
-			from = to
-		}
-	}
-	return nil
-}
-
-// concatRanges concatenates the row ranges (partition row numbers, in order) of column col of a
-// partition's batches into one array of type t.
-func concatRanges(tc *exec.TaskContext, batches []arrow.RecordBatch, col int, t arrow.DataType, ranges []cluster.RowRange) (arrow.Array, error) {
-	var pieces []arrow.Array
-	defer func() {
-		for _, a := range pieces {
-			a.Release()
-		}
-	}()
-	if err := forEachStretch(batches, ranges, func(b int, from, to int64) {
-		pieces = append(pieces, array.NewSlice(batches[b].Column(col), from, to))
-	}); err != nil {
-		return nil, err
-	}
-	if len(pieces) == 0 {
-		return array.MakeArrayOfNull(tc.Alloc, t, 0), nil
-	}
-	a, err := array.Concatenate(pieces, tc.Alloc)
-	if err != nil {
-		return nil, errs.Internalf("gathering a window: %v", err)
-	}
-	return a, nil
+	part := max(target, epochGatherBytes/rowBytes/target*target)
+	return newEpochReader(ctx, e.taskContext(nil), e.epochBuffers, s, order, parts, schema, target, part)
 }

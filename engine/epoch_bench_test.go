@@ -15,48 +15,76 @@ import (
 )
 
 // BenchmarkEpochRead measures how fast a data node gathers one reader's shuffled epoch from
-// the partitions it holds: the shape of bench/training (an int64 id, 16 float32 features and
-// an int32 label; 8 partitions of 200,000 rows held in batches of 8,192; batches of 4,096).
+// the partitions it holds (8 partitions held in batches of 8,192 rows; batches of 4,096):
+//   - features: the shape of bench/training, an int64 id, 16 float32 features and an int32
+//     label, 200,000 rows a partition;
+//   - embedding: an int64 id and a 256-float32 embedding (1 KiB a row), 20,000 rows a partition.
 func BenchmarkEpochRead(b *testing.B) {
-	const parts, partRows, heldRows, features = 8, 200_000, 8192, 16
-	fields := []arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}
-	for f := range features {
-		fields = append(fields, arrow.Field{Name: fmt.Sprintf("f%d", f), Type: arrow.PrimitiveTypes.Float32})
-	}
-	fields = append(fields, arrow.Field{Name: "label", Type: arrow.PrimitiveTypes.Int32})
-	schema := arrow.NewSchema(fields, nil)
+	b.Run("features", func(b *testing.B) {
+		fields := []arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}
+		for f := range 16 {
+			fields = append(fields, arrow.Field{Name: fmt.Sprintf("f%d", f), Type: arrow.PrimitiveTypes.Float32})
+		}
+		fields = append(fields, arrow.Field{Name: "label", Type: arrow.PrimitiveTypes.Int32})
+		benchmarkEpochRead(b, arrow.NewSchema(fields, nil), 200_000)
+	})
+	b.Run("embedding", func(b *testing.B) {
+		benchmarkEpochRead(b, arrow.NewSchema([]arrow.Field{
+			{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+			{Name: "embedding", Type: arrow.FixedSizeListOf(256, arrow.PrimitiveTypes.Float32)},
+		}, nil), 20_000)
+	})
+}
+
+// benchmarkEpochRead reads whole epochs of 8 partitions of partRows rows of schema (an int64
+// id, then int32, float32 or fixed-size lists of float32).
+func benchmarkEpochRead(b *testing.B, schema *arrow.Schema, partRows int) {
+	const parts, heldRows = 8, 8192
 	mem := memory.NewGoAllocator()
 	held := make([]memcat.Part, parts)
 	partRowCounts := make([]int64, parts)
 	var id int64
 	for p := range held {
 		for from := 0; from < partRows; from += heldRows {
-			n := min(heldRows, partRows-from)
 			bld := array.NewRecordBuilder(mem, schema)
-			for range n {
+			for range min(heldRows, partRows-from) {
 				bld.Field(0).(*array.Int64Builder).Append(id)
-				for f := range features {
-					bld.Field(1 + f).(*array.Float32Builder).Append(float32(id) + float32(f))
+				for f := 1; f < schema.NumFields(); f++ {
+					switch fb := bld.Field(f).(type) {
+					case *array.Float32Builder:
+						fb.Append(float32(id) + float32(f))
+					case *array.Int32Builder:
+						fb.Append(int32(id % 10))
+					case *array.FixedSizeListBuilder:
+						fb.Append(true)
+						n := int(schema.Field(f).Type.(*arrow.FixedSizeListType).Len())
+						for k := range n {
+							fb.ValueBuilder().(*array.Float32Builder).Append(float32(id) + float32(k))
+						}
+					}
 				}
-				bld.Field(1 + features).(*array.Int32Builder).Append(int32(id % 10))
 				id++
 			}
 			held[p].Batches = append(held[p].Batches, bld.NewRecordBatch())
 			bld.Release()
 		}
-		held[p].Rows = partRows
-		partRowCounts[p] = partRows
+		held[p].Rows = int64(partRows)
+		partRowCounts[p] = int64(partRows)
 	}
-	cols := make([]int, len(fields))
-	names := make([]string, len(fields))
-	for i, f := range fields {
+	cols := make([]int, schema.NumFields())
+	names := make([]string, schema.NumFields())
+	var rowBytes int64
+	for i, f := range schema.Fields() {
 		cols[i], names[i] = i, f.Name
+		rowBytes += int64(exec.FixedRowWidth(f.Type))
 	}
 	req := DefaultEpochRequest()
 	req.Reader.BatchSize = 4096
+	target := max(4096, epochBatchBytes/rowBytes/4096*4096)
+	part := max(target, epochGatherBytes/rowBytes/target*target)
 	total := int64(parts * partRows)
-	var bytes int64
 	buffers := newBufferRecycler(mem, epochBuffersKept)
+	b.SetBytes(total * rowBytes)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		req.Epoch = int64(i)
@@ -66,7 +94,7 @@ func BenchmarkEpochRead(b *testing.B) {
 		}
 		s := EpochSlice{Columns: cols, Names: names, PartRows: partRowCounts, Request: req, From: 0, To: total}
 		tc := &exec.TaskContext{Alloc: mem, BatchSize: 8192, Cache: exec.NewQueryCache()}
-		r, err := newEpochReader(context.Background(), tc, buffers, s, order, held, schema, 24576)
+		r, err := newEpochReader(context.Background(), tc, buffers, s, order, held, schema, target, part)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -81,7 +109,5 @@ func BenchmarkEpochRead(b *testing.B) {
 		if rows != total {
 			b.Fatalf("read %d rows, want %d", rows, total)
 		}
-		bytes = rows * (8 + 4*features + 4)
 	}
-	b.SetBytes(bytes)
 }

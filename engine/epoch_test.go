@@ -20,7 +20,11 @@ func epochTestRow(id int64, nulls bool) string {
 	if nulls && id%5 == 0 {
 		n = "<nil>"
 	}
-	return fmt.Sprintf("%d %v %s [%v %v %v] s%d %v", id, float32(id)/2, n, float32(id), float32(id+1), float32(id+2), id, id%3 == 0)
+	wide := make([]int64, 16)
+	for k := range wide {
+		wide[k] = id*16 + int64(k)
+	}
+	return fmt.Sprintf("%d %v %s [%v %v %v] s%d %v %v", id, float32(id)/2, n, float32(id), float32(id+1), float32(id+2), id, id%3 == 0, wide)
 }
 
 var epochTestSchema = arrow.NewSchema([]arrow.Field{
@@ -30,6 +34,7 @@ var epochTestSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "emb", Type: arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float32)},
 	{Name: "s", Type: arrow.BinaryTypes.String},
 	{Name: "b", Type: arrow.FixedWidthTypes.Boolean},
+	{Name: "wide", Type: arrow.FixedSizeListOf(16, arrow.PrimitiveTypes.Int32)}, // 64 bytes a row
 }, nil)
 
 // epochTestParts holds partitions of the given row counts in batches of heldRows; the rows of
@@ -56,6 +61,11 @@ func epochTestParts(mem memory.Allocator, rows []int64, heldRows int64) []memcat
 				}
 				bld.Field(4).(*array.StringBuilder).Append(fmt.Sprintf("s%d", id))
 				bld.Field(5).(*array.BooleanBuilder).Append(id%3 == 0)
+				wide := bld.Field(6).(*array.FixedSizeListBuilder)
+				wide.Append(true)
+				for k := range int32(16) {
+					wide.ValueBuilder().(*array.Int32Builder).Append(int32(id)*16 + k)
+				}
 				id++
 			}
 			parts[p].Batches = append(parts[p].Batches, bld.NewRecordBatch())
@@ -66,8 +76,9 @@ func epochTestParts(mem memory.Allocator, rows []int64, heldRows int64) []memcat
 }
 
 // Every reader of every rank gets rows whole: each column of a row it reads is that row's, for
-// every layout (fixed-width with and without NULLs, fixed-size lists, strings, booleans), and
-// the readers of an epoch read every row exactly once, shuffled or not. Nothing leaks.
+// every layout (fixed-width with and without NULLs, narrow and wide fixed-size lists, strings,
+// booleans) and windows gathered in one part or several, and the readers of an epoch read every
+// row exactly once, shuffled or not. Nothing leaks.
 func TestEpochReaderKeepsRowsWhole(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -86,8 +97,8 @@ func TestEpochReaderKeepsRowsWhole(t *testing.T) {
 	for _, n := range partRows {
 		total += n
 	}
-	cols := []int{0, 1, 2, 3, 4, 5}
-	names := []string{"id", "f", "n", "emb", "s", "b"}
+	cols := []int{0, 1, 2, 3, 4, 5, 6}
+	names := []string{"id", "f", "n", "emb", "s", "b", "wide"}
 	for _, shuffle := range []bool{true, false} {
 		for _, world := range []int{1, 3} {
 			for _, workers := range []int{1, 2} {
@@ -107,7 +118,8 @@ func TestEpochReaderKeepsRowsWhole(t *testing.T) {
 								_, rankRows := req.Reader.RankRange(total)
 								s := EpochSlice{Columns: cols, Names: names, PartRows: partRows, Request: req, From: 0, To: rankRows}
 								tc := &exec.TaskContext{Alloc: mem, BatchSize: 100, Cache: exec.NewQueryCache()}
-								r, err := newEpochReader(context.Background(), tc, buffers, s, order, parts, epochTestSchema, int64(max(batch, 50/batch*batch)))
+								target := int64(max(batch, 50/batch*batch))
+								r, err := newEpochReader(context.Background(), tc, buffers, s, order, parts, epochTestSchema, target, 2*target)
 								if err != nil {
 									t.Fatal(err)
 								}
@@ -119,8 +131,11 @@ func TestEpochReaderKeepsRowsWhole(t *testing.T) {
 									}
 									for i := range int(rb.NumRows()) {
 										id := rb.Column(0).(*array.Int64).Value(i)
-										got := fmt.Sprintf("%v %v %v %v %v %v", id, rb.Column(1).GetOneForMarshal(i), rb.Column(2).GetOneForMarshal(i),
-											embedding(rb.Column(3), i), rb.Column(4).GetOneForMarshal(i), rb.Column(5).GetOneForMarshal(i))
+										wide := rb.Column(6).(*array.FixedSizeList)
+										from, to := wide.ValueOffsets(i)
+										got := fmt.Sprintf("%v %v %v %v %v %v %v", id, rb.Column(1).GetOneForMarshal(i), rb.Column(2).GetOneForMarshal(i),
+											embedding(rb.Column(3), i), rb.Column(4).GetOneForMarshal(i), rb.Column(5).GetOneForMarshal(i),
+											wide.ListValues().(*array.Int32).Int32Values()[from:to])
 										if want := epochTestRow(id, id >= 1000 && id < 1777); got != want {
 											t.Fatalf("rank %d worker %d: got row %q, want %q", rank, worker, got, want)
 										}

@@ -114,3 +114,24 @@ func takeElems[T any](to, from []byte, idx []int32) {
 		dst[i] = src[j]
 	}
 }
+
+// RowRef names row Row of the Batch-th of several arrays.
+type RowRef struct {
+	Batch, Row int32
+}
+
+// TakeFixedRowRefs returns a new array of type dt whose row i is row refs[i].Row of
+// sources[refs[i].Batch] (each the fixed-size rows of one array, as FixedRowBytes gives them).
+// Meant for wide rows, which it copies one at a time; every ref must be in range.
+func TakeFixedRowRefs(mem memory.Allocator, dt arrow.DataType, sources [][]byte, refs []RowRef) arrow.Array {
+	width := FixedRowWidth(dt)
+	values := memory.NewResizableBuffer(mem)
+	defer values.Release()
+	values.Resize(len(refs) * width)
+	to := values.Bytes()
+	for i, ref := range refs {
+		from := int(ref.Row) * width
+		copy(to[i*width:(i+1)*width], sources[ref.Batch][from:from+width])
+	}
+	return NewFixedRows(dt, values, len(refs))
+}

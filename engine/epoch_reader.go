@@ -1,0 +1,347 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"sort"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	memcat "github.com/cachedb/cachedb/catalog/memory"
+	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/exec"
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+// epochReader streams a segment of a training read. For each run of the reader's stretches
+// that lies in one window it gathers those rows of the window (in parts of at most part rows,
+// so that wide rows do not hold a whole window's worth at once), one column at a time, then
+// streams them in batches of up to target rows.
+//
+// A column at a time keeps the gather in cache. A narrow column's rows of the window are first
+// copied together (the window's chunks are runs of consecutive rows), then picked in the
+// shuffled order from that copy, which is small enough to stay in cache (256 KiB of float32 at
+// the default window). A column whose rows are at least a cache line wide (an embedding, say)
+// is picked straight from the partition's batches: every row read is whole cache lines anyway.
+// Other layouts (strings, booleans, NULLs) are concatenated once per window and taken.
+type epochReader struct {
+	ctx    context.Context
+	tc     *exec.TaskContext
+	slice  EpochSlice
+	order  *cluster.EpochOrder
+	parts  []memcat.Part
+	schema *arrow.Schema
+	// target and part bound a batch and a gathered part, in rows.
+	target, part int64
+
+	// pieces are the (window, epoch position range) stretches still to read.
+	pieces []epochPiece
+	// win is the window being read.
+	win *epochWindow
+	// gathered holds a part of win's rows (from row at of its reading order on), per column:
+	// rows of them, sent of which are streamed already.
+	gathered       []arrow.Array
+	at, rows, sent int64
+	// scratch holds one narrow column of a window's rows while they are gathered; buffers
+	// allocates the gathered columns.
+	scratch []byte
+	buffers memory.Allocator
+
+	cur arrow.RecordBatch
+	err error
+}
+
+type epochPiece struct {
+	window int
+	g0, g1 int64
+	// batchEnd is set when the piece ends one of the reader's batches.
+	batchEnd bool
+}
+
+// epochWindow is what a reader knows of the window it reads.
+type epochWindow struct {
+	// batches are the window's partition's; chunks are the window's rows in them (partition
+	// row numbers, in window order).
+	batches []arrow.RecordBatch
+	chunks  []cluster.RowRange
+	// idx are the window rows the reader reads, in reading order; next is the first of them
+	// not gathered yet. batchEnds are the positions in idx at which one of the reader's
+	// batches ends, ascending.
+	idx       []int32
+	next      int64
+	batchEnds []int64
+	// refs locate each window row in batches, made for the first wide column; fallback holds
+	// the window's rows of the columns without fixed-size rows, made on first use.
+	refs     []exec.RowRef
+	fallback []arrow.Array
+}
+
+// newEpochReader reads segment s from the partitions parts in batches of up to target rows,
+// gathering at most part rows (a multiple of target) at once; buffers allocates the gathered
+// columns (every byte of which it writes).
+func newEpochReader(ctx context.Context, tc *exec.TaskContext, buffers memory.Allocator, s EpochSlice, order *cluster.EpochOrder, parts []memcat.Part, schema *arrow.Schema, target, part int64) (*epochReader, error) {
+	r := &epochReader{ctx: ctx, tc: tc, buffers: buffers, slice: s, order: order, parts: parts, schema: schema, target: target, part: part}
+	var bad error
+	rd := s.Request.Reader
+	order.Stretches(rd, s.From, s.To, func(t0, t1 int64, w int, g int64) bool {
+		p := order.Windows()[w].Partition
+		if !parts[p].Held() || parts[p].Rows != s.PartRows[p] {
+			bad = errs.Unavailablef("partition %d of dataset %q is not held by this data node; plan the read again", p, s.Dataset)
+			return false
+		}
+		batchEnd := rd.BatchSize > 0 && (t1-rd.Offset)%int64(rd.BatchSize) == 0
+		r.pieces = append(r.pieces, epochPiece{window: w, g0: g, g1: g + t1 - t0, batchEnd: batchEnd})
+		return true
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	return r, nil
+}
+
+func (r *epochReader) Schema() *arrow.Schema          { return r.schema }
+func (r *epochReader) RecordBatch() arrow.RecordBatch { return r.cur }
+func (r *epochReader) Record() arrow.RecordBatch      { return r.cur }
+func (r *epochReader) Err() error                     { return r.err }
+func (r *epochReader) Retain()                        {}
+
+func (r *epochReader) Release() {
+	if r.tc != nil {
+		r.tc.Cache.Release()
+		r.tc = nil
+	}
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	releaseColumns(r.gathered)
+	r.gathered = nil
+	r.dropWindow()
+}
+
+func (r *epochReader) dropWindow() {
+	if r.win != nil {
+		releaseColumns(r.win.fallback)
+		r.win = nil
+	}
+}
+
+// Next streams the next batch of the part gathered last, gathering the next part (of this
+// window or the next) first when that one is all sent.
+func (r *epochReader) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.err != nil {
+		return false
+	}
+	if r.sent == r.rows {
+		releaseColumns(r.gathered)
+		r.gathered = nil
+		if r.win == nil || r.win.next == int64(len(r.win.idx)) {
+			r.dropWindow()
+			if len(r.pieces) == 0 {
+				return false
+			}
+			r.loadWindow()
+		}
+		if err := r.ctx.Err(); err != nil {
+			r.err = err
+			return false
+		}
+		if err := r.gatherPart(); err != nil {
+			r.err = err
+			return false
+		}
+	}
+	n := r.win.cut(r.at+r.sent, min(r.target, r.rows-r.sent))
+	cols := make([]arrow.Array, len(r.gathered))
+	for i, a := range r.gathered {
+		cols[i] = array.NewSlice(a, r.sent, r.sent+n)
+	}
+	r.cur = array.NewRecordBatch(r.schema, cols, n)
+	releaseColumns(cols)
+	r.sent += n
+	return true
+}
+
+// cut returns how many of the window's rows from position from of the reading order to take,
+// limit at most: all of them when they reach the window's end, else up to the last of the
+// reader's batch ends within reach, when there is one. So a client cutting the stream into its
+// batches slices whole ones out of record batches, and copies rows together only for a batch
+// that a window boundary splits.
+func (w *epochWindow) cut(from, limit int64) int64 {
+	if from+limit >= int64(len(w.idx)) {
+		return int64(len(w.idx)) - from
+	}
+	i := sort.Search(len(w.batchEnds), func(i int) bool { return w.batchEnds[i] > from+limit })
+	if i > 0 && w.batchEnds[i-1] > from {
+		return w.batchEnds[i-1] - from
+	}
+	return limit
+}
+
+// loadWindow takes the leading pieces that lie in one window as the window to read.
+func (r *epochReader) loadWindow() {
+	w := r.pieces[0].window
+	desc := r.order.Windows()[w]
+	chunks, perm := r.order.Gather(w)
+	win := &epochWindow{batches: r.parts[desc.Partition].Batches, chunks: chunks, fallback: make([]arrow.Array, len(r.slice.Columns))}
+	for len(r.pieces) > 0 && r.pieces[0].window == w {
+		p := r.pieces[0]
+		for g := p.g0; g < p.g1; g++ {
+			i := int32(g - desc.Start)
+			if perm != nil {
+				i = perm[i]
+			}
+			win.idx = append(win.idx, i)
+		}
+		if p.batchEnd {
+			win.batchEnds = append(win.batchEnds, int64(len(win.idx)))
+		}
+		r.pieces = r.pieces[1:]
+	}
+	r.win = win
+}
+
+// gatherPart gathers the window's next part.
+func (r *epochReader) gatherPart() error {
+	w := r.win
+	n := w.cut(w.next, r.part)
+	idx := w.idx[w.next : w.next+n]
+	r.gathered = make([]arrow.Array, len(r.slice.Columns))
+	for i, c := range r.slice.Columns {
+		a, err := r.gatherColumn(i, c, idx)
+		if err != nil {
+			return err
+		}
+		r.gathered[i] = a
+	}
+	r.at, r.rows, r.sent = w.next, n, 0
+	w.next += n
+	return nil
+}
+
+// wideRowBytes is the row width from which a column is picked straight from the batches.
+const wideRowBytes = 64
+
+// gatherColumn returns the rows idx (window row numbers) of column col, the i-th read.
+func (r *epochReader) gatherColumn(i, col int, idx []int32) (arrow.Array, error) {
+	w := r.win
+	dt := r.schema.Field(i).Type
+	width := exec.FixedRowWidth(dt)
+	sources := make([][]byte, len(w.batches))
+	for b, batch := range w.batches {
+		rows, ok := exec.FixedRowBytes(batch.Column(col))
+		if !ok {
+			return r.concatAndTake(i, col, idx)
+		}
+		sources[b] = rows
+	}
+	if width >= wideRowBytes {
+		if w.refs == nil {
+			refs, err := locateRows(w.batches, w.chunks)
+			if err != nil {
+				return nil, err
+			}
+			w.refs = refs
+		}
+		picked := make([]exec.RowRef, len(idx))
+		for k, j := range idx {
+			picked[k] = w.refs[j]
+		}
+		return exec.TakeFixedRowRefs(r.buffers, dt, sources, picked), nil
+	}
+	var n int64
+	for _, c := range w.chunks {
+		n += c.To - c.From
+	}
+	r.scratch = slices.Grow(r.scratch[:0], int(n)*width)[:int(n)*width]
+	at := 0
+	if err := forEachStretch(w.batches, w.chunks, func(b int, from, to int64) {
+		at += copy(r.scratch[at:], sources[b][int(from)*width:int(to)*width])
+	}); err != nil {
+		return nil, err
+	}
+	return exec.TakeFixedRows(r.buffers, dt, r.scratch, idx), nil
+}
+
+// concatAndTake is gatherColumn for any column: the window's rows concatenated (once per
+// window), then taken.
+func (r *epochReader) concatAndTake(i, col int, idx []int32) (arrow.Array, error) {
+	w := r.win
+	if w.fallback[i] == nil {
+		rows, err := concatRanges(r.tc, w.batches, col, r.schema.Field(i).Type, w.chunks)
+		if err != nil {
+			return nil, err
+		}
+		w.fallback[i] = rows
+	}
+	return exec.TakeArrayRows(r.ctx, r.tc, w.fallback[i], idx)
+}
+
+// batchStarts returns the partition row number of each batch's first row, and the row count
+// last.
+func batchStarts(batches []arrow.RecordBatch) []int64 {
+	starts := make([]int64, len(batches)+1)
+	for i, b := range batches {
+		starts[i+1] = starts[i] + b.NumRows()
+	}
+	return starts
+}
+
+// forEachStretch calls fn for each maximal run of the row ranges (partition row numbers, in
+// order) that lies in one batch: batch b, its rows [from, to).
+func forEachStretch(batches []arrow.RecordBatch, ranges []cluster.RowRange, fn func(b int, from, to int64)) error {
+	starts := batchStarts(batches)
+	for _, rg := range ranges {
+		for from := rg.From; from < rg.To; {
+			b := sort.Search(len(batches), func(i int) bool { return starts[i+1] > from })
+			if b == len(batches) {
+				return errs.Internalf("row %d is past the partition's %d rows", from, starts[len(batches)])
+			}
+			to := min(rg.To, starts[b+1])
+			fn(b, from-starts[b], to-starts[b])
+			from = to
+		}
+	}
+	return nil
+}
+
+// locateRows returns where each row of ranges (partition row numbers, in order) is in batches.
+func locateRows(batches []arrow.RecordBatch, ranges []cluster.RowRange) ([]exec.RowRef, error) {
+	var refs []exec.RowRef
+	err := forEachStretch(batches, ranges, func(b int, from, to int64) {
+		for row := from; row < to; row++ {
+			refs = append(refs, exec.RowRef{Batch: int32(b), Row: int32(row)})
+		}
+	})
+	return refs, err
+}
+
+// concatRanges concatenates the row ranges (partition row numbers, in order) of column col of a
+// partition's batches into one array of type t.
+func concatRanges(tc *exec.TaskContext, batches []arrow.RecordBatch, col int, t arrow.DataType, ranges []cluster.RowRange) (arrow.Array, error) {
+	var pieces []arrow.Array
+	defer func() {
+		for _, a := range pieces {
+			a.Release()
+		}
+	}()
+	if err := forEachStretch(batches, ranges, func(b int, from, to int64) {
+		pieces = append(pieces, array.NewSlice(batches[b].Column(col), from, to))
+	}); err != nil {
+		return nil, err
+	}
+	if len(pieces) == 0 {
+		return array.MakeArrayOfNull(tc.Alloc, t, 0), nil
+	}
+	a, err := array.Concatenate(pieces, tc.Alloc)
+	if err != nil {
+		return nil, errs.Internalf("gathering a window: %v", err)
+	}
+	return a, nil
+}
