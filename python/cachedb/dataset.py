@@ -30,8 +30,9 @@ from torch.utils.data import IterableDataset, get_worker_info
 from ._flight import FlightClients, option_headers
 
 # torch warns that tensors sharing a read-only Arrow buffer are not writable; sharing it is the
-# point (no copy), and the batch is not meant to be written.
-warnings.filterwarnings("ignore", message="The given buffer is not writable")
+# point (no copy). The buffer is one this client received and nothing else reads: a tensor
+# written in place changes only its own rows of its own batch.
+warnings.filterwarnings("ignore", message="The given buffer is not writable", category=UserWarning, module=r"cachedb\.dataset")
 
 _RETRIABLE = (flight.FlightUnavailableError, flight.FlightTimedOutError, flight.FlightInternalError, ConnectionError)
 

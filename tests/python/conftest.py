@@ -17,6 +17,12 @@ import pytest
 from servers import CachedbProcess, MinioProcess, lake_catalog_yaml, s3_yaml, write_config
 
 
+def pytest_configure(config):
+    # cachedb.dataset ignores this warning when it is imported; pytest restores the filters it
+    # had before each test, which drops that one when the import happened inside a test.
+    config.addinivalue_line("filterwarnings", r"ignore:The given buffer is not writable:UserWarning:cachedb\.dataset")
+
+
 @pytest.fixture(scope="session")
 def server():
     """Yields the grpc:// URI of a server started as `make run` starts it: the embedded Iceberg
