@@ -288,10 +288,17 @@ func (e *Engine) ReadEpoch(ctx context.Context, s EpochSlice) (array.RecordReade
 	if rows, bytes := d.Totals(); rows > 0 {
 		rowBytes = max(1, bytes/rows*int64(len(s.Columns))/int64(max(1, d.Schema().NumFields())))
 	}
-	target := max(int64(1), epochBatchBytes/rowBytes)
-	if b := int64(s.Request.Reader.BatchSize); b > 0 {
+	target, part := epochSizes(rowBytes, s.Request.Reader.BatchSize)
+	return newEpochReader(ctx, e.taskContext(nil), e.epochBuffers, s, order, parts, schema, target, part)
+}
+
+// epochSizes returns, for rows of about rowBytes bytes, how many rows a reader streams in a
+// batch (about epochBatchBytes; a multiple of batchSize when there is one) and gathers at once
+// (about epochGatherBytes; a multiple of the batch).
+func epochSizes(rowBytes int64, batchSize int) (target, part int64) {
+	target = max(1, epochBatchBytes/rowBytes)
+	if b := int64(batchSize); b > 0 {
 		target = max(b, target/b*b)
 	}
-	part := max(target, epochGatherBytes/rowBytes/target*target)
-	return newEpochReader(ctx, e.taskContext(nil), e.epochBuffers, s, order, parts, schema, target, part)
+	return target, max(target, epochGatherBytes/rowBytes/target*target)
 }

@@ -80,8 +80,7 @@ func benchmarkEpochRead(b *testing.B, schema *arrow.Schema, partRows int) {
 	}
 	req := DefaultEpochRequest()
 	req.Reader.BatchSize = 4096
-	target := max(4096, epochBatchBytes/rowBytes/4096*4096)
-	part := max(target, epochGatherBytes/rowBytes/target*target)
+	target, part := epochSizes(rowBytes, req.Reader.BatchSize)
 	total := int64(parts * partRows)
 	buffers := newBufferRecycler(mem, epochBuffersKept)
 	b.SetBytes(total * rowBytes)

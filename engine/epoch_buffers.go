@@ -6,16 +6,16 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
+// epochBuffersKept bounds the freed buffers an engine keeps for training reads: a few windows'
+// columns (a 65,536-row window of 16 float32 features is 4 MiB).
+const epochBuffersKept = 64 << 20
+
 // bufferRecycler is a memory.Allocator for buffers whose every byte the caller writes (the
 // gathered columns of training reads): a freed buffer is handed out again, not zeroed, for the
 // next allocation of its size. It keeps freed buffers of at most max bytes in all; once closed,
 // or full, it frees into the allocator under it. A node's training reads gather windows of
 // mostly one size, so their columns reuse the buffers earlier windows' batches had, instead
 // of having the runtime zero new ones.
-// epochBuffersKept bounds the freed buffers an engine keeps for training reads: a few windows'
-// columns (a 65,536-row window of 16 float32 features is 4 MiB).
-const epochBuffersKept = 64 << 20
-
 type bufferRecycler struct {
 	under memory.Allocator
 	max   int

@@ -62,10 +62,11 @@ type epochPiece struct {
 
 // epochWindow is what a reader knows of the window it reads.
 type epochWindow struct {
-	// batches are the window's partition's; chunks are the window's rows in them (partition
-	// row numbers, in window order).
-	batches []arrow.RecordBatch
-	chunks  []cluster.RowRange
+	// batches are the window's partition's; stretches are the window's rows in them, in window
+	// order, rows of them in all.
+	batches   []arrow.RecordBatch
+	stretches []rowStretch
+	rows      int64
 	// idx are the window rows the reader reads, in reading order; next is the first of them
 	// not gathered yet. batchEnds are the positions in idx at which one of the reader's
 	// batches ends, ascending.
@@ -146,7 +147,10 @@ func (r *epochReader) Next() bool {
 			if len(r.pieces) == 0 {
 				return false
 			}
-			r.loadWindow()
+			if err := r.loadWindow(); err != nil {
+				r.err = err
+				return false
+			}
 		}
 		if err := r.ctx.Err(); err != nil {
 			r.err = err
@@ -185,11 +189,16 @@ func (w *epochWindow) cut(from, limit int64) int64 {
 }
 
 // loadWindow takes the leading pieces that lie in one window as the window to read.
-func (r *epochReader) loadWindow() {
+func (r *epochReader) loadWindow() error {
 	w := r.pieces[0].window
 	desc := r.order.Windows()[w]
 	chunks, perm := r.order.Gather(w)
-	win := &epochWindow{batches: r.parts[desc.Partition].Batches, chunks: chunks, fallback: make([]arrow.Array, len(r.slice.Columns))}
+	batches := r.parts[desc.Partition].Batches
+	stretches, rows, err := stretchesOf(batches, chunks)
+	if err != nil {
+		return err
+	}
+	win := &epochWindow{batches: batches, stretches: stretches, rows: rows, fallback: make([]arrow.Array, len(r.slice.Columns))}
 	for len(r.pieces) > 0 && r.pieces[0].window == w {
 		p := r.pieces[0]
 		for g := p.g0; g < p.g1; g++ {
@@ -205,6 +214,7 @@ func (r *epochReader) loadWindow() {
 		r.pieces = r.pieces[1:]
 	}
 	r.win = win
+	return nil
 }
 
 // gatherPart gathers the window's next part.
@@ -243,11 +253,7 @@ func (r *epochReader) gatherColumn(i, col int, idx []int32) (arrow.Array, error)
 	}
 	if width >= wideRowBytes {
 		if w.refs == nil {
-			refs, err := locateRows(w.batches, w.chunks)
-			if err != nil {
-				return nil, err
-			}
-			w.refs = refs
+			w.refs = locateRows(w.stretches, w.rows)
 		}
 		picked := make([]exec.RowRef, len(idx))
 		for k, j := range idx {
@@ -255,16 +261,11 @@ func (r *epochReader) gatherColumn(i, col int, idx []int32) (arrow.Array, error)
 		}
 		return exec.TakeFixedRowRefs(r.buffers, dt, sources, picked), nil
 	}
-	var n int64
-	for _, c := range w.chunks {
-		n += c.To - c.From
-	}
-	r.scratch = slices.Grow(r.scratch[:0], int(n)*width)[:int(n)*width]
+	size := int(w.rows) * width
+	r.scratch = slices.Grow(r.scratch[:0], size)[:size]
 	at := 0
-	if err := forEachStretch(w.batches, w.chunks, func(b int, from, to int64) {
-		at += copy(r.scratch[at:], sources[b][int(from)*width:int(to)*width])
-	}); err != nil {
-		return nil, err
+	for _, st := range w.stretches {
+		at += copy(r.scratch[at:], sources[st.batch][int(st.from)*width:int(st.to)*width])
 	}
 	return exec.TakeFixedRows(r.buffers, dt, r.scratch, idx), nil
 }
@@ -274,7 +275,7 @@ func (r *epochReader) gatherColumn(i, col int, idx []int32) (arrow.Array, error)
 func (r *epochReader) concatAndTake(i, col int, idx []int32) (arrow.Array, error) {
 	w := r.win
 	if w.fallback[i] == nil {
-		rows, err := concatRanges(r.tc, w.batches, col, r.schema.Field(i).Type, w.chunks)
+		rows, err := concatStretches(r.tc, w.batches, col, r.schema.Field(i).Type, w.stretches)
 		if err != nil {
 			return nil, err
 		}
@@ -283,61 +284,58 @@ func (r *epochReader) concatAndTake(i, col int, idx []int32) (arrow.Array, error
 	return exec.TakeArrayRows(r.ctx, r.tc, w.fallback[i], idx)
 }
 
-// batchStarts returns the partition row number of each batch's first row, and the row count
-// last.
-func batchStarts(batches []arrow.RecordBatch) []int64 {
+// rowStretch is rows [from, to) of one of a partition's batches.
+type rowStretch struct {
+	batch    int
+	from, to int64
+}
+
+// stretchesOf cuts row ranges (partition row numbers, in order) of a partition held in batches
+// into runs that each lie in one batch; it also returns their rows in all.
+func stretchesOf(batches []arrow.RecordBatch, ranges []cluster.RowRange) ([]rowStretch, int64, error) {
+	// starts[b] is the partition row number of batch b's first row; the last is the row count.
 	starts := make([]int64, len(batches)+1)
 	for i, b := range batches {
 		starts[i+1] = starts[i] + b.NumRows()
 	}
-	return starts
-}
-
-// forEachStretch calls fn for each maximal run of the row ranges (partition row numbers, in
-// order) that lies in one batch: batch b, its rows [from, to).
-func forEachStretch(batches []arrow.RecordBatch, ranges []cluster.RowRange, fn func(b int, from, to int64)) error {
-	starts := batchStarts(batches)
+	var out []rowStretch
+	var rows int64
 	for _, rg := range ranges {
 		for from := rg.From; from < rg.To; {
 			b := sort.Search(len(batches), func(i int) bool { return starts[i+1] > from })
 			if b == len(batches) {
-				return errs.Internalf("row %d is past the partition's %d rows", from, starts[len(batches)])
+				return nil, 0, errs.Internalf("row %d is past the partition's %d rows", from, starts[len(batches)])
 			}
 			to := min(rg.To, starts[b+1])
-			fn(b, from-starts[b], to-starts[b])
+			out = append(out, rowStretch{batch: b, from: from - starts[b], to: to - starts[b]})
+			rows += to - from
 			from = to
 		}
 	}
-	return nil
+	return out, rows, nil
 }
 
-// locateRows returns where each row of ranges (partition row numbers, in order) is in batches.
-func locateRows(batches []arrow.RecordBatch, ranges []cluster.RowRange) ([]exec.RowRef, error) {
-	var refs []exec.RowRef
-	err := forEachStretch(batches, ranges, func(b int, from, to int64) {
-		for row := from; row < to; row++ {
-			refs = append(refs, exec.RowRef{Batch: int32(b), Row: int32(row)})
+// locateRows returns where each of the rows of stretches is: its batch and row there.
+func locateRows(stretches []rowStretch, rows int64) []exec.RowRef {
+	refs := make([]exec.RowRef, 0, rows)
+	for _, st := range stretches {
+		for row := st.from; row < st.to; row++ {
+			refs = append(refs, exec.RowRef{Batch: int32(st.batch), Row: int32(row)})
 		}
-	})
-	return refs, err
-}
-
-// concatRanges concatenates the row ranges (partition row numbers, in order) of column col of a
-// partition's batches into one array of type t.
-func concatRanges(tc *exec.TaskContext, batches []arrow.RecordBatch, col int, t arrow.DataType, ranges []cluster.RowRange) (arrow.Array, error) {
-	var pieces []arrow.Array
-	defer func() {
-		for _, a := range pieces {
-			a.Release()
-		}
-	}()
-	if err := forEachStretch(batches, ranges, func(b int, from, to int64) {
-		pieces = append(pieces, array.NewSlice(batches[b].Column(col), from, to))
-	}); err != nil {
-		return nil, err
 	}
-	if len(pieces) == 0 {
+	return refs
+}
+
+// concatStretches concatenates the stretches of column col of a partition's batches into one
+// array of type t.
+func concatStretches(tc *exec.TaskContext, batches []arrow.RecordBatch, col int, t arrow.DataType, stretches []rowStretch) (arrow.Array, error) {
+	if len(stretches) == 0 {
 		return array.MakeArrayOfNull(tc.Alloc, t, 0), nil
+	}
+	pieces := make([]arrow.Array, len(stretches))
+	defer releaseColumns(pieces)
+	for i, st := range stretches {
+		pieces[i] = array.NewSlice(batches[st.batch].Column(col), st.from, st.to)
 	}
 	a, err := array.Concatenate(pieces, tc.Alloc)
 	if err != nil {
