@@ -320,11 +320,7 @@ func drain(rdr array.RecordReader) ([]arrow.RecordBatch, error) {
 var storedTypes = map[string]arrow.DataType{}
 
 func init() {
-	for _, t := range []arrow.DataType{
-		arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Int32,
-		arrow.PrimitiveTypes.Uint8, arrow.PrimitiveTypes.Uint16, arrow.PrimitiveTypes.Uint32,
-		arrow.PrimitiveTypes.Float32,
-	} {
+	for _, t := range planner.NarrowTypes {
 		storedTypes[t.Name()] = t
 	}
 }

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"slices"
+
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/cachedb/cachedb/exec"
@@ -45,11 +47,14 @@ func StoredTypes(p Plan) []arrow.DataType {
 	return out
 }
 
-// narrowable reports whether t is a type scans widen and that a cast back restores exactly.
+// NarrowTypes are the types scans widen to the engine's canonical types and that a cast back
+// restores exactly: the types StoredTypes can report.
+var NarrowTypes = []arrow.DataType{
+	arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Int32,
+	arrow.PrimitiveTypes.Uint8, arrow.PrimitiveTypes.Uint16, arrow.PrimitiveTypes.Uint32,
+	arrow.PrimitiveTypes.Float32,
+}
+
 func narrowable(t arrow.DataType) bool {
-	switch t.ID() {
-	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.FLOAT32:
-		return true
-	}
-	return false
+	return slices.ContainsFunc(NarrowTypes, func(n arrow.DataType) bool { return arrow.TypeEqual(n, t) })
 }
