@@ -20,6 +20,7 @@ import (
 
 	memcat "github.com/cachedb/cachedb/catalog/memory"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/safe"
 )
 
 // Defaults of DatasetsConfig.
@@ -371,7 +372,9 @@ func (d *Datasets) rebuild() {
 	}
 	d.mu.Unlock()
 	for _, w := range work {
-		go func() {
+		// A panic ends this rebuild (it is logged); its partitions stay unowned and are no
+		// longer pending, so the next rebuild takes them up again.
+		safe.Spawn("rebuilding dataset partitions", func() error {
 			defer func() {
 				d.mu.Lock()
 				for _, p := range w.parts {
@@ -391,7 +394,7 @@ func (d *Datasets) rebuild() {
 				}
 				if err == nil {
 					log.Info("dataset partitions made again")
-					return
+					return nil
 				}
 				log.Error("making dataset partitions again failed; retrying", "err", err, "retry_in", wait)
 				time.Sleep(wait)
@@ -399,10 +402,10 @@ func (d *Datasets) rebuild() {
 				held := d.entries[entryKey(w.e)] == w.e
 				d.mu.Unlock()
 				if !held {
-					return
+					return nil
 				}
 			}
-		}()
+		}, nil)
 	}
 }
 
@@ -450,7 +453,7 @@ func (d *Datasets) materialize(ctx context.Context, e *datasetEntry, parts []int
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for id, queue := range queues {
-		g.Go(func() error {
+		safe.Go(g, "dataset materialization", func() error {
 			for _, p := range queue {
 				if err := d.makePart(gctx, e, p, byID[id], done); err != nil {
 					return err

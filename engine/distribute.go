@@ -11,6 +11,7 @@ import (
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/safe"
 	"github.com/cachedb/cachedb/planner"
 	"github.com/cachedb/cachedb/sql"
 )
@@ -302,11 +303,17 @@ func (e *Engine) startShuffle(ctx context.Context, t cluster.ShuffleTicket, key 
 	}
 	runCtx, cancel := context.WithDeadline(WithSession(context.Background(), SessionFrom(ctx)), deadline)
 	out := exec.StartShuffle(runCtx, shuffle, tc)
-	timer := time.AfterFunc(time.Until(deadline), func() { e.endShuffle(key, out) })
-	go func() {
+	timer := time.AfterFunc(time.Until(deadline), func() {
+		_ = safe.Call("ending a shuffle", func() error {
+			e.endShuffle(key, out)
+			return nil
+		})
+	})
+	safe.Spawn("shuffle timer", func() error {
 		<-runCtx.Done()
 		timer.Stop()
-	}()
+		return nil
+	}, nil)
 	e.shuffles.mu.Lock()
 	if e.shuffles.ends == nil {
 		e.shuffles.ends = map[*exec.ShuffleOutput]func(){}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/safe"
 	"github.com/cachedb/cachedb/planner"
 	"github.com/cachedb/cachedb/sql"
 )
@@ -97,7 +98,7 @@ func (e *Engine) collectTasksInOrder(ctx context.Context, sqlText string, tasks 
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(e.cfg.Partitions)
 	for i := range results {
-		g.Go(func() error {
+		safe.Go(g, "dataset partition", func() error {
 			rdr, err := part.Execute(gctx, i, tc)
 			if err != nil {
 				return err

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/safe"
 )
 
 // Coalesce merges all partitions of its input into one. The input partitions are read
@@ -46,13 +47,13 @@ func (c *Coalesce) Execute(ctx context.Context, partition int, tc *TaskContext) 
 	group, gctx := errgroup.WithContext(cctx)
 	batches := make(chan arrow.RecordBatch, max(n, 1))
 	for p := range n {
-		group.Go(func() error { return produceInto(gctx, c.input, p, &runTC, batches) })
+		safe.Go(group, "coalesce", func() error { return produceInto(gctx, c.input, p, &runTC, batches) })
 	}
 	var groupErr error
-	go func() {
-		groupErr = group.Wait()
+	safe.Spawn("coalesce", group.Wait, func(err error) {
+		groupErr = err
 		close(batches)
-	}()
+	})
 	pull := func() (arrow.RecordBatch, error) {
 		b, ok := <-batches
 		if !ok {

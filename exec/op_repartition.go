@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/safe"
 )
 
 // repartitionBuffer is how many batches may wait for each output partition's consumer.
@@ -136,15 +137,15 @@ func (r *Repartition) start(ctx context.Context, tc *TaskContext) *repartitionRu
 	run.cancel = cancel
 	group, gctx := errgroup.WithContext(pctx)
 	for p := range r.input.Partitions() {
-		group.Go(func() error { return r.produce(gctx, p, &runTC, run) })
+		safe.Go(group, "repartition", func() error { return r.produce(gctx, p, &runTC, run) })
 	}
-	go func() {
-		run.err = group.Wait()
+	safe.Spawn("repartition", group.Wait, func(err error) {
+		run.err = err
 		for _, out := range run.outs {
 			close(out)
 		}
 		close(run.done)
-	}()
+	})
 	return run
 }
 
@@ -238,10 +239,11 @@ func (run *repartitionRun) release(p int) {
 		}
 	}
 	if !last {
-		go func() {
+		safe.Spawn("repartition drain", func() error {
 			defer run.drains.Done()
 			drain()
-		}()
+			return nil
+		}, nil)
 		return
 	}
 	run.cancel()

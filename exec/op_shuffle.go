@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/safe"
 )
 
 // Exchange connects the Shuffle operators of one distributed execution of a query with the data
@@ -138,7 +139,7 @@ func (s *Shuffle) Produce(ctx context.Context, tc *TaskContext, emit func(bucket
 	group, gctx := errgroup.WithContext(ctx)
 	group.SetLimit(shuffleProducers)
 	for _, p := range owned {
-		group.Go(func() error { return s.produce(gctx, p, tc, emit) })
+		safe.Go(group, "shuffle", func() error { return s.produce(gctx, p, tc, emit) })
 	}
 	return group.Wait()
 }

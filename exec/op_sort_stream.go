@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/cachedb/cachedb/internal/safe"
 )
 
 // sortStream is the single partition of a Sort. The first Next reads every input partition
@@ -54,7 +56,7 @@ func (s *sortStream) gather() error {
 	}
 	g, gctx := errgroup.WithContext(s.ctx)
 	for p := 0; p < parts; p++ {
-		g.Go(func() error { return s.readPartition(gctx, p, runs[p]) })
+		safe.Go(g, "sort", func() error { return s.readPartition(gctx, p, runs[p]) })
 	}
 	err := g.Wait()
 	merged := s.newRun()

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/safe"
 )
 
 // ShuffleOutput is one run of a Shuffle's producer side on one node: it runs Produce in the
@@ -47,14 +48,14 @@ func StartShuffle(ctx context.Context, s *Shuffle, tc *TaskContext) *ShuffleOutp
 		claimed:  make([]bool, s.n),
 		released: make([]bool, s.n),
 	}
-	go func() {
+	produce := func() error { return s.Produce(ctx, tc, o.emit) }
+	safe.Spawn("shuffle producer", produce, func(err error) {
 		defer close(o.done)
-		err := s.Produce(ctx, tc, o.emit)
 		o.mu.Lock()
 		o.finished, o.err = true, err
 		o.notifyLocked()
 		o.mu.Unlock()
-	}()
+	})
 	return o
 }
 

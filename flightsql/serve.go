@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/safe"
 )
 
 // Serve accepts Flight SQL connections on lis until Shutdown. It returns nil after a shutdown
@@ -25,10 +26,11 @@ func (s *Server) Serve(lis net.Listener) error {
 // then closes every open prepared statement. Safe to call more than once.
 func (s *Server) Shutdown(ctx context.Context) {
 	done := make(chan struct{})
-	go func() {
+	safe.Spawn("Flight SQL shutdown", func() error {
+		defer close(done)
 		s.grpc.GracefulStop()
-		close(done)
-	}()
+		return nil
+	}, nil)
 	select {
 	case <-done:
 	case <-ctx.Done():

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"runtime/debug"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/safe"
 )
 
 // statusOf is the one place where errors become gRPC statuses. A categorized error (anywhere in
@@ -63,8 +62,7 @@ func codeOf(c errs.Category) codes.Code {
 // recoveredError turns a recovered panic value into an Internal error and logs the stack, so a
 // bug in one request is reported to its client instead of killing the server.
 func recoveredError(where string, v any) error {
-	slog.Error("panic in Flight SQL handler", "where", where, "panic", v, "stack", string(debug.Stack()))
-	return errs.Internalf("internal error in %s: %v", where, v)
+	return safe.Recovered(where, v)
 }
 
 // unaryInterceptor recovers panics and maps errors for unary calls (GetFlightInfo, GetSchema).

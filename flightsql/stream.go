@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/safe"
 )
 
 // activeCounter counts live result streams.
@@ -27,42 +28,40 @@ type readerFunc func(ctx context.Context, i int) (array.RecordReader, error)
 func (s *Server) streamResults(ctx context.Context, schema *arrow.Schema, first array.RecordReader, count int, more readerFunc) <-chan flight.StreamChunk {
 	ch := make(chan flight.StreamChunk)
 	s.streams.n.Add(1)
-	go func() {
-		defer s.streams.n.Add(-1)
-		defer close(ch)
+	send := func() error {
 		rdr := first
 		defer func() {
 			if rdr != nil {
 				rdr.Release()
 			}
 		}()
-		defer func() {
-			if v := recover(); v != nil {
-				sendErr(ctx, ch, recoveredError("result stream", v))
-			}
-		}()
 		for i := 0; ; {
 			if !rdr.Schema().Equal(schema) {
-				sendErr(ctx, ch, errs.Internalf("result %d has schema %s, the stream promised %s", i+1, rdr.Schema(), schema))
-				return
+				return errs.Internalf("result %d has schema %s, the stream promised %s", i+1, rdr.Schema(), schema)
 			}
 			if !s.sendReader(ctx, ch, rdr) {
-				return
+				return nil
 			}
 			rdr.Release()
 			rdr = nil
 			i++
 			if i >= count {
-				return
+				return nil
 			}
 			next, err := more(ctx, i)
 			if err != nil {
-				sendErr(ctx, ch, err)
-				return
+				return err
 			}
 			rdr = next
 		}
-	}()
+	}
+	safe.Spawn("result stream", send, func(err error) {
+		defer s.streams.n.Add(-1)
+		defer close(ch)
+		if err != nil {
+			sendErr(ctx, ch, err)
+		}
+	})
 	return ch
 }
 

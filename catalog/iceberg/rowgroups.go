@@ -18,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/cachedb/cachedb/catalog"
+	"github.com/cachedb/cachedb/internal/safe"
 )
 
 // Row-group pruning at planning time. For a scan with a filter, the Parquet footer of each data
@@ -559,14 +560,16 @@ func (t *Table) pruneRowGroups(ctx context.Context, fsys iceio.IO, tasks []table
 			continue
 		}
 		wg.Add(1)
-		go func() {
+		// A footer whose reading panicked counts as unreadable (the panic is logged).
+		safe.Spawn("reading a Parquet footer", func() error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			if ft, err := t.footer(ctx, fsys, task.File); err == nil {
 				footers[i] = ft
 			}
-		}()
+			return nil
+		}, nil)
 	}
 	wg.Wait()
 

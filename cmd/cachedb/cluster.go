@@ -14,6 +14,7 @@ import (
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/flightsql"
+	"github.com/cachedb/cachedb/internal/safe"
 )
 
 // defaultWorkerAddr is where `cachedb worker` listens unless told otherwise.
@@ -121,12 +122,12 @@ func startWorker(ctx context.Context, listen, head, id, advertise string, cfg en
 	node := cluster.NodeConfig{ID: id, Version: version, Key: key, Store: eng, Shuffles: eng}
 	srv := flightsql.NewServer(eng, flightsql.Options{Version: version, TicketKey: key, Extend: cluster.NodeActions(node)})
 	w := &worker{id: id, srv: srv, agent: make(chan error, 1), served: make(chan error, 1)}
-	go func() { w.served <- w.srv.Serve(lis) }()
+	safe.Spawn("data node server", func() error { return w.srv.Serve(lis) }, func(err error) { w.served <- err })
 	slog.Info("cachedb worker listening on "+lis.Addr().String(), "node", id, "addr", advertise, "head", head)
 	agentCtx, cancel := context.WithCancel(ctx)
 	w.cancel = cancel
 	agent := cluster.NewAgent(cluster.AgentConfig{ID: id, Addr: advertise, Head: head, Key: key})
-	go func() { w.agent <- agent.Run(agentCtx) }()
+	safe.Spawn("data node agent", func() error { return agent.Run(agentCtx) }, func(err error) { w.agent <- err })
 	return w, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/flightsql"
+	"github.com/cachedb/cachedb/internal/safe"
 )
 
 // defaultAddr is where the server listens and the client connects unless told otherwise.
@@ -144,13 +145,16 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 		TicketKey: key, DataNodes: func() []string { return aliveAddrs(members) },
 	})
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(lis) }()
+	safe.Spawn("Flight SQL server", func() error { return srv.Serve(lis) }, func(err error) { served <- err })
 	addr := lis.Addr().String()
 	slog.Info("cachedb listening on "+addr, "addr", addr, "version", version)
 
 	clusterCtx, stopCluster := context.WithCancel(ctx)
 	defer stopCluster()
-	go members.Run(clusterCtx)
+	safe.Spawn("membership", func() error {
+		members.Run(clusterCtx)
+		return nil
+	}, nil)
 	var nodes []*worker
 	for range workers {
 		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "", nodeCfg, key)
