@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"unicode/utf8"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -14,7 +16,9 @@ const aggGroupConcatSeparator = ','
 // aggGroupConcatDef is GROUP_CONCAT(x, …): per row whose arguments are all non-NULL, the
 // arguments' text concatenated; rows joined by ",", in input order (SQL leaves it unspecified).
 // NULL for a group without such rows. The state is the partial string, joined by "," on merge.
-// MySQL's group_concat_max_len truncation is not applied.
+// A group's text is cut at maxStringResult bytes (on a character boundary), as MySQL cuts it at
+// group_concat_max_len: the engine's limit is the 64 MiB of max_allowed_packet, not MySQL's
+// default 1024, so that results MySQL users raise the setting for come back whole.
 func aggGroupConcatDef(argTypes []arrow.DataType) *aggregateDef {
 	return &aggregateDef{
 		result: arrow.BinaryTypes.String,
@@ -26,11 +30,13 @@ func aggGroupConcatDef(argTypes []arrow.DataType) *aggregateDef {
 type aggGroupConcat struct {
 	texts [][]byte
 	seen  []bool
+	full  []bool // the group's text was cut at maxStringResult; later values are dropped
 }
 
 func (a *aggGroupConcat) grow(n int) {
 	a.texts = aggGrow(a.texts, n, nil)
 	a.seen = aggGrow(a.seen, n, false)
+	a.full = aggGrow(a.full, n, false)
 }
 
 func (a *aggGroupConcat) update(groups []uint32, args []arrow.Array) error {
@@ -41,6 +47,9 @@ rows:
 				continue rows
 			}
 		}
+		if a.full[g] {
+			continue
+		}
 		if a.seen[g] {
 			a.texts[g] = append(a.texts[g], aggGroupConcatSeparator)
 		}
@@ -48,8 +57,25 @@ rows:
 		for _, arg := range args {
 			a.texts[g] = aggAppendText(a.texts[g], arg, i)
 		}
+		if len(a.texts[g]) > maxStringResult {
+			a.texts[g] = cutUTF8(a.texts[g], maxStringResult)
+			a.full[g] = true
+		}
 	}
 	return nil
+}
+
+// cutUTF8 returns the longest prefix of b of at most n bytes that does not end inside a UTF-8
+// character.
+func cutUTF8(b []byte, n int) []byte {
+	b = b[:n]
+	for i := 0; i < utf8.UTFMax && len(b) > 0; i++ {
+		if r, size := utf8.DecodeLastRune(b); r != utf8.RuneError || size > 1 {
+			break
+		}
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 func (a *aggGroupConcat) merge(groups []uint32, states []arrow.Array) error {

@@ -26,7 +26,8 @@ func exactRound(truncate bool) exactImpl {
 					if d == nil || d.Value(i) >= 0 {
 						return v[i], true, nil
 					}
-					return roundInt64(v[i], -d.Value(i), truncate)
+					// Clamped before negating: -math.MinInt64 is itself negative.
+					return roundInt64(v[i], -max(d.Value(i), -19), truncate)
 				})
 			}
 		case arrow.FLOAT64:
@@ -65,10 +66,11 @@ func exactRound(truncate bool) exactImpl {
 				if places >= int64(s) {
 					return v[i], true, nil
 				}
-				drop := int64(s) - places
-				if drop > maxDecimalPrecision {
+				// Compared before subtracting, which could overflow for a huge negative places.
+				if places < int64(s)-maxDecimalPrecision {
 					return decimal128.Num{}, true, nil
 				}
+				drop := int64(s) - places
 				var q decimal128.Num
 				if truncate {
 					q, _ = decimalQuoRemPow10(v[i], int32(drop))

@@ -9,8 +9,9 @@ import (
 // except LENGTH, which counts bytes; positions are 1-based. Numbers given as text are formatted
 // as CAST(… AS CHAR) would.
 
-// maxStringResult bounds REPEAT / LPAD / RPAD results; larger ones are NULL, as MySQL returns
-// NULL beyond max_allowed_packet.
+// maxStringResult bounds the string results of REPEAT, SPACE, LPAD / RPAD, CONCAT / CONCAT_WS
+// and REPLACE; larger ones are NULL, as MySQL returns NULL beyond max_allowed_packet (64 MiB by
+// default in MySQL 8). See func_string_limits.go.
 const maxStringResult = 64 << 20
 
 func init() {
@@ -33,7 +34,7 @@ func init() {
 		text(s1(name), func(r *stringRow) (string, bool) { return strings.ToUpper(r.str[0]), true })
 	}
 	text(stringSig{name: "concat", kinds: "s", variadic: true}, func(r *stringRow) (string, bool) {
-		return strings.Join(r.str, ""), true
+		return joinStrings(r, r.str, "")
 	})
 	text(stringSig{name: "concat_ws", kinds: "ss", variadic: true, skipNulls: true}, func(r *stringRow) (string, bool) {
 		parts := make([]string, 0, len(r.str)-1)
@@ -42,7 +43,7 @@ func init() {
 				parts = append(parts, r.str[j])
 			}
 		}
-		return strings.Join(parts, r.str[0]), true
+		return joinStrings(r, parts, r.str[0])
 	})
 	for _, name := range []string{"substring", "substr", "mid"} {
 		text(stringSig{name: name, kinds: "sii", optional: 1}, func(r *stringRow) (string, bool) {
@@ -82,24 +83,13 @@ func init() {
 		return trimRight(r.str[0], trimCut(r)), true
 	})
 	text(stringSig{name: "replace", kinds: "sss"}, func(r *stringRow) (string, bool) {
-		if r.str[1] == "" {
-			return r.str[0], true
-		}
-		return strings.ReplaceAll(r.str[0], r.str[1], r.str[2]), true
+		return replaceAll(r, r.str[0], r.str[1], r.str[2])
 	})
 	text(s1("reverse"), func(r *stringRow) (string, bool) { return reverseChars(r.str[0]), true })
-	text(stringSig{name: "repeat", kinds: "si"}, func(r *stringRow) (string, bool) {
-		s, n := r.str[0], r.num[1]
-		if n <= 0 || s == "" {
-			return "", true
-		}
-		if int64(len(s))*n > maxStringResult {
-			return "", false
-		}
-		return strings.Repeat(s, int(n)), true
-	})
-	text(stringSig{name: "lpad", kinds: "sis"}, func(r *stringRow) (string, bool) { return pad(r.str[0], r.num[1], r.str[2], true) })
-	text(stringSig{name: "rpad", kinds: "sis"}, func(r *stringRow) (string, bool) { return pad(r.str[0], r.num[1], r.str[2], false) })
+	text(stringSig{name: "repeat", kinds: "si"}, func(r *stringRow) (string, bool) { return repeatString(r, r.str[0], r.num[1]) })
+	text(stringSig{name: "space", kinds: "i"}, func(r *stringRow) (string, bool) { return repeatString(r, " ", r.num[0]) })
+	text(stringSig{name: "lpad", kinds: "sis"}, func(r *stringRow) (string, bool) { return pad(r, r.str[0], r.num[1], r.str[2], true) })
+	text(stringSig{name: "rpad", kinds: "sis"}, func(r *stringRow) (string, bool) { return pad(r, r.str[0], r.num[1], r.str[2], false) })
 	integer(stringSig{name: "instr", kinds: "ss"}, func(r *stringRow) int64 { return locate(r.str[1], r.str[0], 1) })
 	integer(stringSig{name: "locate", kinds: "ssi", optional: 1}, func(r *stringRow) int64 {
 		from := int64(1)
@@ -191,29 +181,6 @@ func reverseChars(s string) string {
 		r[i], r[j] = r[j], r[i]
 	}
 	return string(r)
-}
-
-// pad implements LPAD / RPAD: s cut or padded with repetitions of p to n characters. A negative
-// n, or padding needed with an empty p, gives NULL.
-func pad(s string, n int64, p string, left bool) (string, bool) {
-	count := int64(utf8.RuneCountInString(s))
-	switch {
-	case n < 0:
-		return "", false
-	case n <= count:
-		return leftChars(s, n), true
-	case p == "":
-		return "", false
-	case n*int64(utf8.UTFMax) > maxStringResult:
-		return "", false
-	}
-	need := n - count
-	pc := int64(utf8.RuneCountInString(p))
-	fill := strings.Repeat(p, int(need/pc)) + leftChars(p, need%pc)
-	if left {
-		return fill + s, true
-	}
-	return s + fill, true
 }
 
 // locate returns the 1-based character position of the first occurrence of sub in s at or after

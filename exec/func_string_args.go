@@ -54,6 +54,10 @@ type stringRow struct {
 	str  []string
 	num  []int64
 	null []bool
+
+	fn       string // the function's name, for errors
+	produced int64  // bytes of this batch's results so far (see maxBatchStringBytes)
+	err      error  // set by admit when the batch's results would pass maxBatchStringBytes
 }
 
 // stringArgs holds the converted arguments of one kernel call.
@@ -124,12 +128,21 @@ func resolveTextFunc(sig stringSig, f func(r *stringRow) (string, bool)) ScalarR
 				return nil, err
 			}
 			defer sa.release()
-			var row stringRow
+			row := stringRow{fn: sig.name}
 			return buildRows(newStringBuilder(tc.Alloc), n, func(i int) (string, bool, error) {
 				if !sa.load(i, &row) {
 					return "", false, nil
 				}
 				v, ok := f(&row)
+				if row.err != nil {
+					return "", false, row.err
+				}
+				// Functions whose results can be large check before allocating (admit); this
+				// bounds the others, whose results are about as long as their arguments.
+				row.produced += int64(len(v))
+				if row.produced > maxBatchStringBytes {
+					return "", false, batchTooLarge(sig.name)
+				}
 				return v, ok, nil
 			})
 		}
