@@ -27,10 +27,15 @@ func ScalarAt(a arrow.Array, i int) (scalar.Scalar, error) {
 }
 
 // BroadcastScalar returns an array of n copies of s (n NULLs of s's type when s is null), built
-// from mem. The caller releases it.
+// from mem. The caller releases it. n copies of a string longer than maxBatchStringBytes in all
+// are refused with a ResourceExhausted error before anything is allocated.
 func BroadcastScalar(mem memory.Allocator, s scalar.Scalar, n int) (arrow.Array, error) {
 	if !s.IsValid() || s.DataType().ID() == arrow.NULL {
 		return array.MakeArrayOfNull(mem, s.DataType(), n), nil
+	}
+	if b, ok := s.(scalar.BinaryScalar); ok && n > 0 && int64(len(b.Data())) > maxBatchStringBytes/int64(n) {
+		// A folded constant such as REPEAT('x', 1000000) is broadcast here, not by its function.
+		return nil, errs.Exhaustedf("a constant value of %d bytes on each of %d rows would pass %d bytes for one batch of rows, the limit of one expression per batch; ask for fewer or shorter values", len(b.Data()), n, maxBatchStringBytes)
 	}
 	a, err := scalar.MakeArrayFromScalar(s, n, mem)
 	if err != nil {

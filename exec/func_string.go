@@ -111,7 +111,7 @@ func init() {
 func substring(s string, pos, length int64) string {
 	count := int64(utf8.RuneCountInString(s))
 	switch {
-	case pos == 0 || pos > count || -pos > count:
+	case pos == 0 || pos > count || pos < -count: // not -pos > count: -math.MinInt64 is negative
 		return ""
 	case pos < 0:
 		pos = count + pos + 1

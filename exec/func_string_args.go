@@ -55,9 +55,8 @@ type stringRow struct {
 	num  []int64
 	null []bool
 
-	fn       string // the function's name, for errors
-	produced int64  // bytes of this batch's results so far (see maxBatchStringBytes)
-	err      error  // set by admit when the batch's results would pass maxBatchStringBytes
+	produced int64 // bytes of this batch's results so far (see maxBatchStringBytes)
+	err      error // set by admit when the batch's results would pass maxBatchStringBytes
 }
 
 // stringArgs holds the converted arguments of one kernel call.
@@ -128,7 +127,7 @@ func resolveTextFunc(sig stringSig, f func(r *stringRow) (string, bool)) ScalarR
 				return nil, err
 			}
 			defer sa.release()
-			row := stringRow{fn: sig.name}
+			var row stringRow
 			return buildRows(newStringBuilder(tc.Alloc), n, func(i int) (string, bool, error) {
 				if !sa.load(i, &row) {
 					return "", false, nil
@@ -140,8 +139,8 @@ func resolveTextFunc(sig stringSig, f func(r *stringRow) (string, bool)) ScalarR
 				// Functions whose results can be large check before allocating (admit); this
 				// bounds the others, whose results are about as long as their arguments.
 				row.produced += int64(len(v))
-				if row.produced > maxBatchStringBytes {
-					return "", false, batchTooLarge(sig.name)
+				if row.produced > maxBatchTextBytes {
+					return "", false, batchTooLarge(maxBatchTextBytes)
 				}
 				return v, ok, nil
 			})

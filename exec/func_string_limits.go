@@ -11,24 +11,33 @@ import (
 // computed by a multiplication or allocated, so that no count a client sends can overflow the
 // arithmetic or make the process allocate without bound.
 
-// maxBatchStringBytes bounds the bytes one string function may produce for one batch (all its
-// rows together). MySQL bounds each value (max_allowed_packet) but streams rows one at a time;
-// the engine builds a whole batch, so REPEAT('x', 1000000) over 8192 rows would hold 8 GB at
-// once. Past this limit the statement fails with a ResourceExhausted error naming the function,
-// before the batch is allocated.
-const maxBatchStringBytes = 256 << 20
+// maxBatchStringBytes bounds the bytes that one expression whose size a client chooses with a
+// count (REPEAT, SPACE, LPAD, RPAD) or one constant repeated on every row may produce for one
+// batch (all its rows together). MySQL bounds each value (max_allowed_packet) but streams rows
+// one at a time; the engine builds whole batches, for many partitions at once, so
+// REPEAT(city, 1000000) over 8192-row batches would hold 8 GB per partition. Past this limit the
+// statement fails with a ResourceExhausted error naming the function, before the batch is
+// allocated. 64 MiB keeps a statement with tens of partitions under a few GB when it fails (a
+// 256 MiB limit let a 30-partition REPEAT reach 5.7 GB first), and still admits a
+// max_allowed_packet-sized value, or 8 KB on each of 8192 rows.
+const maxBatchStringBytes = 64 << 20
 
-// batchTooLarge is the error of a string function whose results for one batch would pass
-// maxBatchStringBytes.
-func batchTooLarge(fn string) error {
-	return errs.Exhaustedf("%s would produce more than %d bytes for one batch of rows (the limit of one expression per batch); ask for fewer or shorter values", strings.ToUpper(fn), maxBatchStringBytes)
+// maxBatchTextBytes bounds the bytes of any string function for one batch, checked after each
+// row. The other string functions' results are about as long as their arguments, which are
+// already bounded; this keeps a batch's strings well below Arrow's 2 GiB of offsets.
+const maxBatchTextBytes = 1 << 30
+
+// batchTooLarge is the error of a string function whose results for one batch would pass limit;
+// the function's call (exec's callExpr) prefixes its name.
+func batchTooLarge(limit int64) error {
+	return errs.Exhaustedf("the results for one batch of rows would pass %d bytes, the limit of one expression per batch; ask for fewer or shorter values", limit)
 }
 
 // admit reports whether a result of size bytes (at most maxStringResult) may be added to the
 // results of this batch; when it may not, it records the error that fails the statement.
 func (r *stringRow) admit(size int64) bool {
 	if r.produced+size > maxBatchStringBytes {
-		r.err = batchTooLarge(r.fn)
+		r.err = batchTooLarge(maxBatchStringBytes)
 		return false
 	}
 	return true
@@ -87,7 +96,7 @@ func joinStrings(r *stringRow, parts []string, sep string) (string, bool) {
 	for _, p := range parts {
 		size += int64(len(p))
 	}
-	if size > maxStringResult || !r.admit(size) {
+	if size > maxStringResult {
 		return "", false
 	}
 	return strings.Join(parts, sep), true
@@ -101,7 +110,7 @@ func replaceAll(r *stringRow, s, from, to string) (string, bool) {
 	}
 	// Each term is at most 2^31 (an Arrow string), so the product cannot overflow.
 	size := int64(len(s)) + int64(strings.Count(s, from))*(int64(len(to))-int64(len(from)))
-	if size > maxStringResult || !r.admit(size) {
+	if size > maxStringResult {
 		return "", false
 	}
 	return strings.ReplaceAll(s, from, to), true

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+
 	"github.com/cachedb/cachedb/internal/errs"
 )
 
@@ -31,6 +33,11 @@ func TestStringFunctionsWithHugeCounts(t *testing.T) {
 		{name: "lpad", args: []arg{{str, six("city")}, {i64, counts}, {str, six("y")}}, want: "NULL,NULL,NULL,NULL,NULL,NULL"},
 		{name: "rpad", args: []arg{{str, six("é")}, {i64, counts}, {str, six("ab")}}, want: "NULL,NULL,NULL,NULL,NULL,NULL"},
 		{name: "rpad", args: []arg{{str, `["abc"]`}, {i64, "[" + maxI64 + "]"}, {str, `[""]`}}, want: "NULL"},
+		{name: "substring", args: []arg{{str, `["abc", "abc", "abc"]`}, {i64, "[" + minI64 + ", " + maxI64 + ", -3]"}}, want: ",,abc"},
+		{name: "substr", args: []arg{{str, `["abc", "abc"]`}, {i64, "[2, 2]"}, {i64, "[" + maxI64 + ", " + minI64 + "]"}}, want: "bc,"},
+		{name: "left", args: []arg{{str, `["abc", "abc"]`}, {i64, "[" + maxI64 + ", " + minI64 + "]"}}, want: "abc,"},
+		{name: "right", args: []arg{{str, `["abc", "abc"]`}, {i64, "[" + maxI64 + ", " + minI64 + "]"}}, want: "abc,"},
+		{name: "locate", args: []arg{{str, `["b", "b"]`}, {str, `["abc", "abc"]`}, {i64, "[" + maxI64 + ", " + minI64 + "]"}}, want: "0,0"},
 		{name: "truncate", args: []arg{{i64, "[123, 123]"}, {i64, "[" + minI64 + ", -19]"}}, want: "0,0"},
 		{name: "round", args: []arg{{i64, "[123, 153]"}, {i64, "[" + minI64 + ", -2]"}}, want: "0,200"},
 		{name: "round", args: []arg{{dec(10, 2), `["1.25", "1.25"]`}, {i64, "[" + minI64 + ", " + maxI64 + "]"}}, want: "0.00,1.25"},
@@ -86,4 +93,18 @@ func TestGroupConcatCutsAtMaxAllowedPacket(t *testing.T) {
 	if got := string(cutUTF8([]byte("abé"), 4)); got != "abé" {
 		t.Errorf("cutUTF8 after é = %q, want %q", got, "abé")
 	}
+}
+
+func TestBroadcastOfLongConstantIsBounded(t *testing.T) {
+	mem := newMem(t)
+	defer mem.AssertSize(t, 0)
+	long := scalar.NewStringScalar(strings.Repeat("x", 1000000))
+	if _, err := BroadcastScalar(mem, long, 8192); errs.CategoryOf(err) != errs.ResourceExhausted {
+		t.Fatalf("broadcasting 1 MB to 8192 rows: %v, want a ResourceExhausted error", err)
+	}
+	a, err := BroadcastScalar(mem, long, 60)
+	if err != nil {
+		t.Fatalf("broadcasting 1 MB to 60 rows: %v", err)
+	}
+	a.Release()
 }
