@@ -397,7 +397,7 @@ func (e *Engine) insert(ctx context.Context, s *planner.Insert, params []scalar.
 // appendBatches writes batches into t and returns the rows affected as MySQL counts them
 // (for REPLACE, rows deleted plus rows inserted). Column i of a batch goes to table column
 // cols[i] (all columns in order when cols is nil); table columns no batch column maps to are
-// NULL. Values are cast to the table's column types. The batches are converted first and
+// NULL. Values are converted to the table's column types (see convertBatches). The batches are converted first and
 // written only if all of them converted; a table that keeps keys (keyedTable) then takes them
 // in one call that checks every row before adding any, so a failing INSERT adds nothing. Other
 // tables have no keys: onDuplicate does not matter to them.
@@ -423,7 +423,9 @@ func appendBatches(ctx context.Context, t catalog.InsertableTable, batches []arr
 }
 
 // convertBatches builds batches of schema from query output batches (see appendBatches for the
-// column mapping). The caller releases the result.
+// column mapping), converting values as MySQL's strict mode stores them (exec.StoreArray): a
+// value the column cannot hold fails the statement, naming the column and the row. The caller
+// releases the result.
 func convertBatches(ctx context.Context, schema *arrow.Schema, batches []arrow.RecordBatch, cols []int, mem memory.Allocator) ([]arrow.RecordBatch, int64, error) {
 	tc := &exec.TaskContext{Alloc: mem}
 	var converted []arrow.RecordBatch
@@ -448,7 +450,7 @@ func convertBatches(ctx context.Context, schema *arrow.Schema, batches []arrow.R
 				a.Retain()
 				arrs[i] = a
 			default:
-				arrs[i], err = exec.CastArray(ctx, tc, a, f.Type)
+				arrs[i], err = exec.StoreArray(ctx, tc, a, f.Type, f.Name, rows+1)
 			}
 			if err != nil {
 				for _, x := range arrs[:i] {

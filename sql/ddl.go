@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"vitess.io/vitess/go/vt/sqlparser"
 
+	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/planner"
 )
@@ -163,24 +164,35 @@ func insertColumns(schema *arrow.Schema, cols sqlparser.Columns) ([]int, error) 
 	return out, nil
 }
 
-// insertValues binds VALUES rows as a planner.Values typed like the target columns.
+// insertValues binds VALUES rows as a planner.Values. A column holds the common type of its
+// values (the target column's type when all are untyped NULLs or parameters), not the target's:
+// the engine converts them when it stores them, with strict-mode checks that a CAST here would
+// hide ('x' into an integer column is an error, not 0).
 func (b *binder) insertValues(schema *arrow.Schema, targets []int, rows sqlparser.Values) (planner.Plan, error) {
-	v := &planner.Values{}
-	for _, t := range targets {
-		f := schema.Field(t)
-		v.Columns = append(v.Columns, planner.Column{ID: b.newID(), Name: f.Name, Type: f.Type, Nullable: true})
-	}
 	ctx := &exprContext{scope: newScope(nil), clause: "field list"}
+	bound := make([][]planner.Expr, len(rows))
 	for i, row := range rows {
 		if len(row) != len(targets) {
 			return nil, errs.Invalidf("Column count doesn't match value count at row %d", i+1)
 		}
-		exprs := make([]planner.Expr, len(row))
+		bound[i] = make([]planner.Expr, len(row))
 		for j, e := range row {
 			x, err := b.expr(e, ctx)
 			if err != nil {
 				return nil, err
 			}
+			bound[i][j] = x
+		}
+	}
+	v := &planner.Values{}
+	for j, t := range targets {
+		f := schema.Field(t)
+		typ := valuesColumnType(bound, j, f.Type)
+		v.Columns = append(v.Columns, planner.Column{ID: b.newID(), Name: f.Name, Type: typ, Nullable: true})
+	}
+	for _, row := range bound {
+		exprs := make([]planner.Expr, len(row))
+		for j, x := range row {
 			exprs[j] = castTo(x, v.Columns[j].Type)
 		}
 		v.Rows = append(v.Rows, exprs)
@@ -188,7 +200,28 @@ func (b *binder) insertValues(schema *arrow.Schema, targets []int, rows sqlparse
 	return v, nil
 }
 
-// insertSelect binds the query of INSERT … SELECT and casts its columns to the targets' types.
+// valuesColumnType is the common type of column j of rows, or target when no value has a type
+// (or the values have none in common, and each is cast to target).
+func valuesColumnType(rows [][]planner.Expr, j int, target arrow.DataType) arrow.DataType {
+	var types []arrow.DataType
+	for _, row := range rows {
+		if t := row[j].Type(); t.ID() != arrow.NULL {
+			types = append(types, t)
+		}
+	}
+	if len(types) == 0 {
+		return target
+	}
+	t, err := exec.CommonType(types...)
+	if err != nil || t.ID() == arrow.NULL {
+		return target
+	}
+	return t
+}
+
+// insertSelect binds the query of INSERT … SELECT, naming its columns after the targets. Their
+// values keep their types (untyped NULLs take the target's): the engine converts them when it
+// stores them, with strict-mode checks (see insertValues).
 func (b *binder) insertSelect(schema *arrow.Schema, targets []int, ts sqlparser.TableStatement) (planner.Plan, error) {
 	p, err := b.tableStatement(ts, nil)
 	if err != nil {
@@ -201,8 +234,12 @@ func (b *binder) insertSelect(schema *arrow.Schema, targets []int, ts sqlparser.
 	proj := &planner.Project{Input: p}
 	for i, t := range targets {
 		f := schema.Field(t)
-		proj.Exprs = append(proj.Exprs, castTo(columnRef(in[i]), f.Type))
-		proj.Columns = append(proj.Columns, planner.Column{ID: b.newID(), Name: f.Name, Type: f.Type, Nullable: true})
+		typ := in[i].Type
+		if typ.ID() == arrow.NULL {
+			typ = f.Type
+		}
+		proj.Exprs = append(proj.Exprs, castTo(columnRef(in[i]), typ))
+		proj.Columns = append(proj.Columns, planner.Column{ID: b.newID(), Name: f.Name, Type: typ, Nullable: true})
 	}
 	return proj, nil
 }
