@@ -3,6 +3,8 @@
 package planner
 
 import (
+	"math"
+
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/cachedb/cachedb/catalog"
@@ -118,6 +120,15 @@ type Limit struct {
 	Input  Plan
 	Offset int64
 	Count  int64
+}
+
+// End is the number of input rows the limit can use, Offset + Count (Count >= 0), saturated at
+// math.MaxInt64: both may be as large as int64 allows (MySQL takes unsigned 64-bit values).
+func (p *Limit) End() int64 {
+	if p.Count > math.MaxInt64-p.Offset {
+		return math.MaxInt64
+	}
+	return p.Offset + p.Count
 }
 
 // Distinct removes duplicate rows (NULLs compare equal).

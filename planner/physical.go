@@ -420,7 +420,7 @@ func (pp *physicalPlanner) planLimit(p *Limit) (exec.Operator, error) {
 	var in exec.Operator
 	var err error
 	if s, ok := p.Input.(*Sort); ok && p.Count >= 0 {
-		in, err = pp.planSort(s, p.Offset+p.Count)
+		in, err = pp.planSort(s, p.End())
 		if pp.opts.Analyze && err == nil {
 			in = exec.Instrument(in)
 		}

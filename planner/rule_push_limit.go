@@ -21,7 +21,7 @@ func (PushLimit) Rewrite(p Plan) (Plan, bool) {
 			proj.Input = &Limit{Input: in.Input, Offset: l.Offset, Count: l.Count}
 			return &proj, true
 		case *Scan:
-			want := l.Offset + l.Count
+			want := l.End()
 			if len(in.Filters) > 0 || (in.Limit > 0 && in.Limit <= want) || want == 0 {
 				return p, false
 			}

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"encoding/hex"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -144,4 +145,22 @@ func int64Value(l *planner.Literal) (int64, bool) {
 		return s.Value, true
 	}
 	return 0, false
+}
+
+// unsignedLimit reports whether lit is a whole number in (math.MaxInt64, math.MaxUint64]: an
+// unsigned BIGINT that int64 cannot hold (a decimal literal, or an unsigned parameter).
+func unsignedLimit(lit *planner.Literal) bool {
+	var v *big.Int
+	switch s := lit.Value.(type) {
+	case *scalar.Uint64:
+		v = new(big.Int).SetUint64(s.Value)
+	case *scalar.Decimal128:
+		if s.Type.(*arrow.Decimal128Type).Scale != 0 {
+			return false
+		}
+		v = s.Value.BigInt()
+	default:
+		return false
+	}
+	return v.Cmp(big.NewInt(math.MaxInt64)) > 0 && v.Cmp(new(big.Int).SetUint64(math.MaxUint64)) <= 0
 }

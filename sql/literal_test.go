@@ -1,7 +1,10 @@
 package sql
 
 import (
+	"math"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	"github.com/cachedb/cachedb/planner"
 )
@@ -69,5 +72,33 @@ func TestLimitParams(t *testing.T) {
 	q = bindStatement(t, "select a from t1 limit ? offset ?", []scalarValue{int64Scalar(5), int64Scalar(2)}).(*planner.Query)
 	if l := q.Plan.(*planner.Limit); l.Count != 5 || l.Offset != 2 {
 		t.Errorf("bound limit = %+v", l)
+	}
+	q = bindStatement(t, "select a from t1 limit ? offset ?", []scalarValue{scalar.NewUint64Scalar(math.MaxUint64), int64Scalar(1)}).(*planner.Query)
+	if l := q.Plan.(*planner.Limit); l.Count != math.MaxInt64 || l.Offset != 1 {
+		t.Errorf("limit bound to an unsigned 2^64-1 = %+v, want all rows", l)
+	}
+}
+
+// TestUnsignedLimits checks that LIMIT and OFFSET take any unsigned BIGINT, as MySQL does: past
+// int64 they mean all rows (or skip them all).
+func TestUnsignedLimits(t *testing.T) {
+	for _, c := range []struct {
+		sql           string
+		count, offset int64
+	}{
+		{"select a from t1 limit 18446744073709551615", math.MaxInt64, 0},
+		{"select a from t1 limit 9223372036854775808 offset 18446744073709551615", math.MaxInt64, math.MaxInt64},
+		{"select a from t1 limit 9223372036854775807", math.MaxInt64, 0},
+		{"select a from t1 limit 3, 18446744073709551615", math.MaxInt64, 3},
+	} {
+		l := bindStatement(t, c.sql, nil).(*planner.Query).Plan.(*planner.Limit)
+		if l.Count != c.count || l.Offset != c.offset {
+			t.Errorf("%s: count %d offset %d, want %d %d", c.sql, l.Count, l.Offset, c.count, c.offset)
+		}
+	}
+	for _, bad := range []string{"select a from t1 limit 18446744073709551616", "select a from t1 limit 1.5", "select a from t1 limit -1"} {
+		if _, err := bindErr(t, bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"math"
 	"strings"
 
 	"vitess.io/vitess/go/vt/sqlparser"
@@ -419,8 +420,10 @@ func (b *binder) limit(plan planner.Plan, l *sqlparser.Limit) (planner.Plan, err
 }
 
 // limitValue reads a LIMIT or OFFSET operand: a non-negative integer literal, or a ? bound to
-// one. An unbound ? (binding to prepare, without values) reads as unknown: the plan is then only
-// used for its schema, which the limit does not change.
+// one. MySQL takes any unsigned 64-bit value (LIMIT 18446744073709551615 is its documented "all
+// rows"); one past int64 reads as math.MaxInt64, which no table reaches. An unbound ? (binding
+// to prepare, without values) reads as unknown: the plan is then only used for its schema,
+// which the limit does not change.
 func (b *binder) limitValue(e sqlparser.Expr, unknown int64) (int64, error) {
 	x, err := b.expr(e, &exprContext{scope: newScope(nil), clause: "limit clause"})
 	if err != nil {
@@ -432,6 +435,9 @@ func (b *binder) limitValue(e sqlparser.Expr, unknown int64) (int64, error) {
 	if lit, ok := x.(*planner.Literal); ok && lit.Value.IsValid() {
 		if v, ok := int64Value(lit); ok && v >= 0 {
 			return v, nil
+		}
+		if unsignedLimit(lit) {
+			return math.MaxInt64, nil
 		}
 	}
 	return 0, errs.Invalidf("Incorrect arguments to LIMIT: %s", sqlparser.String(e))
