@@ -1,6 +1,7 @@
 package flightsql
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -37,6 +38,9 @@ func readParameterRows(rdr flight.MessageReader, want int) ([][]scalar.Scalar, e
 				if err != nil {
 					return nil, errs.Invalidf("parameter %d of row %d (%s) cannot be read: %v", c+1, r+1, rec.Column(c).DataType(), err)
 				}
+				if err := checkTextParameter(v, fmt.Sprintf("parameter %d of row %d", c+1, r+1)); err != nil {
+					return nil, err
+				}
 				row[c] = v
 			}
 			rows = append(rows, row)
@@ -46,4 +50,19 @@ func readParameterRows(rdr flight.MessageReader, want int) ([][]scalar.Scalar, e
 		return nil, errs.Invalidf("reading bound parameters: %v", err)
 	}
 	return rows, nil
+}
+
+// checkTextParameter refuses a string parameter that is not valid UTF-8: it would be stored and
+// later fail every client's UTF-8 validation of the results that hold it.
+func checkTextParameter(v scalar.Scalar, where string) error {
+	switch v.DataType().ID() {
+	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
+	default:
+		return nil
+	}
+	b, ok := v.(scalar.BinaryScalar)
+	if !ok || !v.IsValid() {
+		return nil
+	}
+	return errs.CheckUTF8(string(b.Data()), where)
 }

@@ -26,6 +26,9 @@ const maxDecimalDigits = 38
 func literal(l *sqlparser.Literal) (planner.Expr, error) {
 	switch l.Type {
 	case sqlparser.StrVal:
+		if err := errs.CheckUTF8(l.Val, "a string literal"); err != nil {
+			return nil, err
+		}
 		return &planner.Literal{Value: scalar.NewStringScalar(l.Val)}, nil
 	case sqlparser.IntVal:
 		if v, err := strconv.ParseInt(l.Val, 10, 64); err == nil {

@@ -102,3 +102,13 @@ func TestUnsignedLimits(t *testing.T) {
 		}
 	}
 }
+
+func TestStringLiteralsMustBeUTF8(t *testing.T) {
+	_, err := bindErr(t, "select 'a\xffb'")
+	if err == nil || err.Error() != "Invalid utf8mb4 character string: 'FF62' in a string literal" {
+		t.Errorf("literal with an invalid byte: %v", err)
+	}
+	if _, err := bindErr(t, "select 'héllo'"); err != nil {
+		t.Errorf("valid literal: %v", err)
+	}
+}
