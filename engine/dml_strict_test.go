@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+
 	"github.com/cachedb/cachedb/internal/errs"
 )
 
@@ -30,6 +32,11 @@ func TestInsertAndUpdateAreStrict(t *testing.T) {
 		if err == nil || errs.CategoryOf(err) != errs.InvalidInput || err.Error() != c.want {
 			t.Errorf("%s: %v, want invalid input %q", c.sql, err, c.want)
 		}
+	}
+	// A parameter is bound as a value of its own type, so it is checked the same way.
+	_, err := e.Execute(context.Background(), "INSERT INTO s(c) VALUES (?)", []scalar.Scalar{scalar.NewStringScalar("x")})
+	if err == nil || err.Error() != "Incorrect integer value: 'x' for column 'c' at row 1" {
+		t.Errorf("INSERT of a string parameter 'x': %v", err)
 	}
 	run(t, e, "INSERT INTO s VALUES (' 7 ', '2.5', '1e3', '2021-03-04'), ('2.5', 3, 4, NULL)")
 	if got := rows(t, e, "SELECT c, d, f, day FROM s ORDER BY c"); fmt.Sprint(got) != "[1,1.00,1,2020-01-01 3,3.00,4,NULL 7,2.50,1000,2021-03-04]" {
