@@ -95,15 +95,17 @@ func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetClu
 	var datasets *cluster.Datasets
 	c.members = cluster.NewMembership(cluster.Config{
 		HeartbeatInterval: 100 * time.Millisecond,
-		// Long enough that a busy machine does not miss three heartbeats in a row.
-		LostAfter: time.Second,
-		// As cmd/cachedb: a lost node's partitions are made again elsewhere, and so are those of
-		// a node that registers again (it may have restarted empty).
+		// A node late by 2 s takes no new work; only one silent for a minute, restarted, or
+		// refusing connections (stopped: its server is shut down) loses its partitions. A busy
+		// machine makes nodes late, never lost.
+		SuspectAfter: 2 * time.Second,
+		LostAfter:    time.Minute,
+		// As cmd/cachedb: a lost node's partitions are made again elsewhere.
 		OnChange: func(e cluster.Event) {
 			c.eventsMu.Lock()
-			c.events = append(c.events, fmt.Sprintf("%s %s %s", time.Now().Format("15:04:05.000"), e.Kind, e.Node.ID))
+			c.events = append(c.events, fmt.Sprintf("%s %s %s (%s)", time.Now().Format("15:04:05.000"), e.Kind, e.Node.ID, e.Reason))
 			c.eventsMu.Unlock()
-			datasets.NodeLost(e.Node)
+			datasets.NodeChanged(e)
 		},
 	})
 	system := cluster.NewSystemCatalog(c.members, nil)
@@ -118,9 +120,10 @@ func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetClu
 	headEng.UseDatasets(datasets)
 	headEng.UseShuffles(cluster.NewShuffles(c.key))
 	srv, headAddr, _ := serveEngine(t, headEng, Options{
-		TicketKey: c.key,
-		DataNodes: func() []string { return aliveAddrs(c.members) },
-		Extend:    cluster.NewActions(c.members, c.key).Wrap,
+		TicketKey:      c.key,
+		DataNodes:      func() []string { return aliveAddrs(c.members) },
+		ReachableNodes: func() []string { return cluster.Addrs(cluster.ReachableNodes(c.members.Nodes())) },
+		Extend:         cluster.NewActions(c.members, c.key).Wrap,
 	})
 	c.head = &testServer{srv: srv, eng: headEng, addr: headAddr}
 	go c.members.Run(ctx)
@@ -164,22 +167,16 @@ func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetClu
 	return c
 }
 
-// aliveAddrs lists the addresses of the alive data nodes, in ID order.
+// aliveAddrs lists the addresses of the data nodes new work goes to, in ID order.
 func aliveAddrs(m *cluster.Membership) []string {
-	var out []string
-	for _, n := range m.Nodes() {
-		if n.State == cluster.StateAlive {
-			out = append(out, n.Addr)
-		}
-	}
-	return out
+	return cluster.Addrs(cluster.PlacementNodes(m.Nodes()))
 }
 
-// waitFor polls cond until it holds, failing the test after 10 s (a guard against hanging;
-// the conditions waited for come within a second).
+// waitFor polls cond until it holds, failing the test after a minute (a guard against hanging
+// on a busy machine; the conditions waited for come within seconds).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -837,8 +834,8 @@ func TestDatasetsOnDataNodes(t *testing.T) {
 	})
 
 	t.Run("a node registering again while a dataset is made", func(t *testing.T) {
-		// A node that registers again may have restarted empty: what it made is made again
-		// elsewhere, and calls in flight to it are not cut off.
+		// A node that registers again as a new process restarted empty: what it made is made
+		// again elsewhere, and calls in flight to its address are not cut off.
 		churn := c.nodes[0]
 		stop := make(chan struct{})
 		churned := make(chan int)
@@ -851,7 +848,7 @@ func TestDatasetsOnDataNodes(t *testing.T) {
 					return
 				case <-time.After(3 * time.Millisecond):
 				}
-				if _, err := c.members.Register(churn.id, churn.addr); err != nil {
+				if _, err := c.members.Register(churn.id, churn.addr, fmt.Sprintf("churn-%d", n)); err != nil {
 					t.Error(err)
 					return
 				}
