@@ -288,7 +288,7 @@ func ownersOf(div engine.Division, nodes []string, placeable int) ([]int, error)
 		}
 		i, alive := index[loc]
 		if !alive {
-			return nil, errs.Unavailablef("part of this query's data is on data node %s, which is not alive; its partitions are being rebuilt, try again shortly", loc)
+			return nil, errs.Unavailablef("part of this query's data is on data node %s, which was lost; its partitions are being rebuilt, try again shortly", loc)
 		}
 		owners[task] = i
 	}
