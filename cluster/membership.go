@@ -122,6 +122,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SuspectAfter <= 0 {
 		c.SuspectAfter = max(DefaultSuspectAfter, 3*c.HeartbeatInterval)
+		if c.LostAfter > 0 && c.LostAfter < c.SuspectAfter {
+			c.SuspectAfter = c.LostAfter
+		}
 	}
 	if c.LostAfter <= 0 {
 		c.LostAfter = max(DefaultLostAfter, 2*c.SuspectAfter)

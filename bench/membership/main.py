@@ -9,15 +9,18 @@ approximate with --suspect-after 2s --lost-after 3s). Each loads a 6-partition d
 1. idle under load: --burners processes spin (default: one per core) for --minutes (default
    10). Counted on each cluster from its head's log: nodes marked suspect, marked lost,
    registering again, and dataset partitions made again.
-2. SIGSTOP one node of the default cluster for --stop-seconds (default 20, less than
+2. a throttled node: w1 of each cluster is stopped (SIGSTOP) for --pause-seconds (default 6)
+   and let run (SIGCONT) for 2 s, --cycles times (default 5): the coarse version of what a CPU
+   quota does to a pod. Counted as in 1.
+3. SIGSTOP one node of the default cluster for --stop-seconds (default 20, less than
    --lost-after), then SIGCONT: it must become suspect, come back alive, and no partition may
    move (system.datasets and the head's log).
-3. kill -9 another node: time until system.nodes shows it lost and until system.datasets shows
+4. kill -9 another node: time until system.nodes shows it lost and until system.datasets shows
    the dataset ready on the survivors, and the dataset's row count after.
 
 The burners run throughout. Prints the figures and writes bench/results/membership.json. A
 benchmark, never a test: nothing asserts a speed; the run exits 1 only when the default
-cluster moved data for slowness (a loss or rebuild in phase 1 or 2) or lost rows.
+cluster moved data for slowness (a loss or rebuild in phases 1 to 3) or lost rows.
 """
 
 from __future__ import annotations
@@ -174,6 +177,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--minutes", type=float, default=10, help="length of the idle phase under load (default 10)")
     ap.add_argument("--burners", type=int, default=os.cpu_count() or 2, help="spinning processes (default: one per core)")
+    ap.add_argument("--pause-seconds", type=float, default=6, help="how long the throttled node is stopped per cycle (default 6)")
+    ap.add_argument("--cycles", type=int, default=5, help="stop/run cycles of the throttled node (default 5)")
     ap.add_argument("--stop-seconds", type=float, default=20, help="how long one node is SIGSTOPped (default 20, below --lost-after)")
     ap.add_argument("--no-baseline", action="store_true", help="skip the cluster with the old 3 s lost timeout")
     ap.add_argument("--no-build", action="store_true", help="use bin/cachedb as it is")
@@ -232,7 +237,34 @@ def main() -> int:
         if d["marked_lost"] or d["partitions_rebuilt"]:
             failed.append("the default cluster lost nodes or rebuilt partitions while idle under load")
 
-        # 2. SIGSTOP one node for less than --lost-after.
+        # 2. A throttled node on every cluster.
+        before = {c.name: c.events() for c in clusters}
+        log(f"w1 throttled: stopped {args.pause_seconds}s, running 2s, {args.cycles} times")
+        throttled = [c.workers["w1"] for c in clusters]
+        for _ in range(args.cycles):
+            for p in throttled:
+                os.kill(p.pid, signal.SIGSTOP)
+            time.sleep(args.pause_seconds)
+            for p in throttled:
+                os.kill(p.pid, signal.SIGCONT)
+            time.sleep(2)
+        for c in clusters:
+            c.wait("w1 alive again", lambda c=c: c.states().get("w1") == "alive")
+            with contextlib.suppress(TimeoutError):
+                c.wait("dataset ready", lambda c=c: c.dataset()[0] == "ready", timeout_s=REBUILD_TIMEOUT_S)
+            ev = delta(c.events(), before[c.name])
+            state, nodes = c.dataset()
+            result["clusters"][c.name]["throttled_node"] = {
+                "pause_s": args.pause_seconds, "cycles": args.cycles,
+                "marked_suspect": ev["suspect"], "recovered": ev["recovered"], "marked_lost": ev["lost"],
+                "joined_again": ev["joined"], "partitions_rebuilt": ev["partitions_rebuilt"],
+                "dataset_after": f"{state} on {nodes}",
+            }
+        d = result["clusters"]["default"]["throttled_node"]
+        if d["marked_lost"] or d["partitions_rebuilt"]:
+            failed.append("the default cluster lost a throttled node or rebuilt its partitions")
+
+        # 3. SIGSTOP one node for less than --lost-after.
         c = clusters[0]
         before = c.events()
         victim = c.workers["w3"]
@@ -257,7 +289,7 @@ def main() -> int:
         if ev["lost"] or ev["partitions_rebuilt"] or (state, nodes) != ("ready", "w1,w2,w3"):
             failed.append("a SIGSTOPped node lost its partitions")
 
-        # 3. kill -9 a node.
+        # 4. kill -9 a node.
         before = c.events()
         killed = c.workers["w2"]
         killed.kill()
@@ -299,6 +331,12 @@ def print_table(r: dict) -> None:
     print(f"{'cluster':10} {'suspect':>8} {'recovered':>10} {'lost':>6} {'rejoined':>9} {'parts rebuilt':>14}  dataset after")
     for name, c in r["clusters"].items():
         i = c.get("idle_under_load")
+        if i:
+            print(f"{name:10} {i['marked_suspect']:>8} {i['recovered']:>10} {i['marked_lost']:>6} {i['joined_again']:>9} {i['partitions_rebuilt']:>14}  {i['dataset_after']}")
+    print(f"\nthrottled w1 (stopped {r['clusters']['default'].get('throttled_node', {}).get('pause_s')}s, running 2s, repeatedly)")
+    print(f"{'cluster':10} {'suspect':>8} {'recovered':>10} {'lost':>6} {'rejoined':>9} {'parts rebuilt':>14}  dataset after")
+    for name, c in r["clusters"].items():
+        i = c.get("throttled_node")
         if i:
             print(f"{name:10} {i['marked_suspect']:>8} {i['recovered']:>10} {i['marked_lost']:>6} {i['joined_again']:>9} {i['partitions_rebuilt']:>14}  {i['dataset_after']}")
     d = r["clusters"]["default"]

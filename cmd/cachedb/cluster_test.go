@@ -149,3 +149,22 @@ func TestWorkerNeedsTheClusterSecret(t *testing.T) {
 		t.Errorf("a worker without a secret: err=%v stderr=%q", err, errOut)
 	}
 }
+
+// The failure detector's timeouts must be ordered: heartbeat interval < suspect-after <=
+// lost-after. A head given others refuses to start, naming the flags.
+func TestDetectorTimeoutsAreChecked(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--suspect-after=10s", "--lost-after=5s"}, "--lost-after 5s must be at least --suspect-after 10s"},
+		{[]string{"--heartbeat-interval=2s", "--suspect-after=2s"}, "--suspect-after 2s must be longer than --heartbeat-interval 2s"},
+		// --lost-after alone below the default suspect timeout makes that the suspect timeout too.
+		{[]string{"--heartbeat-interval=2s", "--lost-after=1s"}, "--suspect-after 1s must be longer than --heartbeat-interval 2s"},
+	} {
+		_, errOut, err := runCLI(t, "", nil, append([]string{"head", "--listen", "127.0.0.1:0", "--no-warehouse"}, c.args...)...)
+		if err == nil || !strings.Contains(errOut, c.want) {
+			t.Errorf("head %v: %v, stderr %q; want an error containing %q", c.args, err, errOut, c.want)
+		}
+	}
+}

@@ -75,6 +75,10 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	if workers < 0 {
 		return fmt.Errorf("--workers %d: want 0 or more", workers)
 	}
+	if !cmd.Flags().Changed("suspect-after") && os.Getenv(envPrefix+"SUSPECT_AFTER") == "" && s.cluster.LostAfter < s.cluster.SuspectAfter {
+		// A --lost-after below the default suspect timeout alone keeps its old meaning.
+		s.cluster.SuspectAfter = s.cluster.LostAfter
+	}
 	if s.cluster.SuspectAfter <= s.cluster.HeartbeatInterval {
 		return fmt.Errorf("--suspect-after %s must be longer than --heartbeat-interval %s", s.cluster.SuspectAfter, s.cluster.HeartbeatInterval)
 	}
