@@ -28,6 +28,7 @@ help:
 	@echo "make bench-iceberg  pushdown on a wide Iceberg table in MinIO vs --no-pushdown, DuckDB, pyiceberg"
 	@echo "make bench-cluster  datasets and divided queries on 1, 2 and 4 data nodes vs reading Iceberg"
 	@echo "make bench-training training epochs into torch tensors vs raw Flight and vs re-reading Parquet"
+	@echo "make bench-membership [MINUTES=10]  a busy, throttled, stopped and killed data node: what moves"
 	@echo "make lint         gofmt, go vet, staticcheck"
 	@echo "make fuzz         $(FUZZ_TIME) of the engine's SQL fuzz target"
 
@@ -95,6 +96,14 @@ bench-cluster: build
 bench-training: build python-client
 	$(GO) build -o bin/rawflight ./bench/training/rawflight
 	$(PYTHON) bench/training/main.py
+
+# Membership on a busy machine: a head and three worker processes idle under saturating load,
+# a throttled, a stopped and a killed node; writes bench/results/membership.json. MINUTES sets
+# the idle phase (default 10); about MINUTES + 3 minutes. Not part of `make bench`.
+.PHONY: bench-membership
+MINUTES ?= 10
+bench-membership: build
+	$(PYTHON) bench/membership/main.py --no-build --minutes $(MINUTES)
 
 .PHONY: bench-assign
 bench-assign:

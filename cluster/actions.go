@@ -33,11 +33,16 @@ type RegisterRequest struct {
 	ID string `json:"id"`
 	// Addr is the HOST:PORT of the node's Flight server, as other processes reach it.
 	Addr string `json:"addr"`
+	// BootID names the node's process (random at each start): the head tells a restarted node,
+	// which holds nothing, from one that was only slow. Optional; without it every
+	// registration counts as a restart.
+	BootID string `json:"boot_id,omitempty"`
 }
 
 // RegisterResponse tells the node how often to heartbeat.
 type RegisterResponse struct {
 	HeartbeatIntervalMS int64 `json:"heartbeat_interval_ms"`
+	SuspectAfterMS      int64 `json:"suspect_after_ms"`
 	LostAfterMS         int64 `json:"lost_after_ms"`
 }
 
@@ -52,6 +57,7 @@ type HeartbeatResponse struct{}
 // NodeInfo is a data node's answer to ActionNodeInfo.
 type NodeInfo struct {
 	ID        string `json:"id"`
+	BootID    string `json:"boot_id,omitempty"`
 	StartedAt string `json:"started_at"` // RFC 3339, UTC
 	Version   string `json:"version,omitempty"`
 }
@@ -85,11 +91,12 @@ func (a *Actions) Do(ctx context.Context, action *flight.Action) ([]byte, error)
 		if err := decodeBody(action, &req, maxBody); err != nil {
 			return nil, wireError(err)
 		}
-		if _, err := a.m.Register(req.ID, req.Addr); err != nil {
+		if _, err := a.m.Register(req.ID, req.Addr, req.BootID); err != nil {
 			return nil, wireError(err)
 		}
 		return json.Marshal(RegisterResponse{
 			HeartbeatIntervalMS: a.m.HeartbeatInterval().Milliseconds(),
+			SuspectAfterMS:      a.m.SuspectAfter().Milliseconds(),
 			LostAfterMS:         a.m.LostAfter().Milliseconds(),
 		})
 	case ActionHeartbeat:
@@ -134,7 +141,7 @@ func (w *wrapped) ListActions(in *flight.Empty, stream flight.FlightService_List
 		return err
 	}
 	for _, t := range []*flight.ActionType{
-		{Type: ActionRegister, Description: "register a data node: JSON {id, addr}"},
+		{Type: ActionRegister, Description: "register a data node: JSON {id, addr, boot_id}"},
 		{Type: ActionHeartbeat, Description: "heartbeat of a registered data node: JSON {id}"},
 	} {
 		if err := stream.Send(t); err != nil {

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +35,9 @@ type AgentConfig struct {
 	Head string
 	// Key is the cluster secret the agent signs its actions with (empty: unsigned).
 	Key []byte
+	// BootID names this process of the node (default: NewBootID()). Give the same one to
+	// NodeConfig, so node-info reports what the head was told.
+	BootID string
 	// MinBackoff and MaxBackoff bound the wait between failed registrations (defaults 100 ms
 	// and 2 s); the wait doubles after each failure.
 	MinBackoff, MaxBackoff time.Duration
@@ -56,12 +61,27 @@ func NewAgent(cfg AgentConfig) *Agent {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.BootID == "" {
+		cfg.BootID = NewBootID()
+	}
 	return &Agent{cfg: cfg}
+}
+
+// BootID is the boot ID the agent registers with.
+func (a *Agent) BootID() string { return a.cfg.BootID }
+
+// NewBootID draws a random boot ID: 16 random bytes in hex.
+func NewBootID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // Run registers with the head, retrying with exponential backoff while the head is unreachable
 // or refuses, then heartbeats at the interval the head asked for. When a heartbeat is answered
-// NotFound (the head restarted, or marked this node lost) it registers again at once. Run
+// NotFound (the head restarted, or marked this node lost) it registers again at once, with the
+// same boot ID: a head that only marked it lost has already rebuilt its partitions and counts
+// it as a node holding nothing; a head that restarted knows no partitions of it anyway. Run
 // returns nil when ctx ends, and an error only when the head's address cannot be used at all.
 func (a *Agent) Run(ctx context.Context) error {
 	client, err := flight.NewClientWithMiddleware(a.cfg.Head, nil, nil,
@@ -96,7 +116,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		if !registered {
 			var resp RegisterResponse
-			err := a.call(ctx, client, ActionRegister, RegisterRequest{ID: a.cfg.ID, Addr: a.cfg.Addr}, &resp, interval)
+			err := a.call(ctx, client, ActionRegister, RegisterRequest{ID: a.cfg.ID, Addr: a.cfg.Addr, BootID: a.cfg.BootID}, &resp, interval)
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -111,7 +131,7 @@ func (a *Agent) Run(ctx context.Context) error {
 			if resp.HeartbeatIntervalMS > 0 {
 				interval = time.Duration(resp.HeartbeatIntervalMS) * time.Millisecond
 			}
-			log.Info("registered with the head", "addr", a.cfg.Addr, "heartbeat_interval", interval)
+			log.Info("registered with the head", "addr", a.cfg.Addr, "boot_id", a.cfg.BootID, "heartbeat_interval", interval)
 			registered, failing, retry, wait = true, false, a.cfg.MinBackoff, interval
 			continue
 		}
@@ -138,14 +158,19 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 }
 
-// call runs one membership action with a deadline of one heartbeat interval (at least 1 s) and
-// decodes its single JSON result into resp.
+// minCallTimeout is the least time a membership call may take. On a machine whose cores are
+// saturated a call can take seconds; cutting it off sooner only turns a late heartbeat into a
+// missing one.
+const minCallTimeout = 5 * time.Second
+
+// call runs one membership action with a deadline of one heartbeat interval (at least
+// minCallTimeout) and decodes its single JSON result into resp.
 func (a *Agent) call(ctx context.Context, client flight.Client, actionType string, req, resp any, interval time.Duration) error {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, max(interval, time.Second))
+	ctx, cancel := context.WithTimeout(ctx, max(interval, minCallTimeout))
 	defer cancel()
 	ctx = signAction(ctx, a.cfg.Key, &flight.Action{Type: actionType, Body: body})
 	out, err := DoAction(ctx, client, actionType, body)

@@ -124,8 +124,8 @@ type Datasets struct {
 	mu      sync.Mutex
 	entries map[string]*datasetEntry // keyed by dataset generation's head object
 	lastGen uint64
-	// lostSeq counts, per node ID, the times the node was lost or registered again: a partition
-	// a node made before its count moved may no longer be held there.
+	// lostSeq counts, per node ID, the times the node was lost (a silent node, or a process
+	// replaced by a restart): a partition a node made before its count moved is not counted on.
 	lostSeq map[string]uint64
 }
 
@@ -151,7 +151,7 @@ func NewDatasets(cfg DatasetsConfig) *Datasets {
 	return &Datasets{cfg: cfg, clients: newNodeClients(cfg.Key), entries: map[string]*datasetEntry{}, lostSeq: map[string]uint64{}}
 }
 
-// AliveNodes counts the data nodes alive now.
+// AliveNodes counts the data nodes alive now (not suspect): those new partitions go to.
 func (d *Datasets) AliveNodes() int { return len(d.aliveNodes()) }
 
 // Close closes the registry's connections to data nodes.
@@ -302,7 +302,7 @@ func (d *Datasets) Create(ctx context.Context, job DatasetJob, progress func(Pro
 		d.dropOnNodes(e)
 		return DatasetInfo{}, err
 	}
-	// A node lost while the dataset was being made was not seen by NodeLost: make its
+	// A node lost while the dataset was being made was not seen by NodeChanged: make its
 	// partitions again now.
 	d.rebuild()
 	d.cfg.Logger.Info("dataset materialized", "dataset", job.Name, "generation", gen, "partitions", info.Partitions, "rows", info.Rows, "bytes", info.Bytes, "nodes", info.Nodes)
@@ -326,26 +326,34 @@ func (d *Datasets) Drop(name string) bool {
 	return true
 }
 
-// NodeLost makes again, on the alive nodes, every partition the node held. Until a partition is
-// rebuilt, reading it fails with a retryable (Unavailable) error. Call it from the membership's
-// OnChange for EventLost, and for EventJoined too (a node registering again may have restarted
-// empty; a node joining for the first time holds nothing, and its joining is a chance to make
-// again partitions whose earlier rebuild failed). It returns at once and rebuilds in the
-// background.
-func (d *Datasets) NodeLost(n Node) {
-	if n.State != StateAlive {
-		// Calls in flight to a lost node fail and move to other nodes; a node that registered
-		// again keeps its connection.
-		d.clients.forget(n.Addr)
+// NodeChanged applies a membership event to the registry; call it from the membership's
+// OnChange for every event. Only EventLost moves data: every partition the lost process held is
+// made again on the alive nodes (until then reading it fails with a retryable Unavailable
+// error), and calls in flight to it are cut off. A suspect node keeps its partitions, and reads
+// still go to it; it only gets no new ones. A node that joins (new, restarted, or registering
+// again after it was lost) holds nothing the registry counts on: what it held before the loss
+// was rebuilt elsewhere, and is not used again. Its joining is a chance to make again the
+// partitions whose earlier rebuild failed. It returns at once and rebuilds in the background.
+func (d *Datasets) NodeChanged(e Event) {
+	switch e.Kind {
+	case EventLost:
+		// Calls in flight to a node gone silent are cut off, so they move to other nodes. A
+		// process replaced by a restart at the same address keeps the connection: it reconnects
+		// to the new process, and calls made to that are not cut off.
+		if now, ok := d.cfg.Membership.Node(e.Node.ID); !ok || now.State == StateLost || now.Addr != e.Node.Addr {
+			d.clients.forget(e.Node.Addr)
+		}
+		d.mu.Lock()
+		d.lostSeq[e.Node.ID]++
+		d.mu.Unlock()
+		d.rebuild()
+	case EventJoined:
+		d.rebuild()
 	}
-	d.mu.Lock()
-	d.lostSeq[n.ID]++
-	d.mu.Unlock()
-	d.rebuild()
 }
 
 // rebuild makes again, in the background, every partition of a held dataset that has no owner
-// or whose owner was lost or registered again since making it, unless it is being made already.
+// or whose owner was lost since making it, unless it is being made already.
 func (d *Datasets) rebuild() {
 	type rebuild struct {
 		e     *datasetEntry
@@ -498,7 +506,7 @@ func (d *Datasets) makePart(ctx context.Context, e *datasetEntry, p int, n Node,
 				return nil
 			}
 			d.mu.Unlock()
-			err = errs.Unavailablef("data node %s was lost or registered again while it made the partition", n.ID)
+			err = errs.Unavailablef("data node %s was lost while it made the partition", n.ID)
 		}
 		if !nodeFailed(ctx, err) {
 			return fmt.Errorf("partition %d on data node %s: %w", p, n.ID, err)
@@ -531,10 +539,14 @@ func (d *Datasets) fetcher(e *datasetEntry, p int, addr string) func(context.Con
 	}
 }
 
+// dropOnNodes frees e on every node that may hold it: alive and suspect ones.
 func (d *Datasets) dropOnNodes(e *datasetEntry) {
 	body, _ := json.Marshal(DropRequest{Dataset: e.job.Name, Generation: e.ds.Generation()})
 	seen := map[string]bool{}
-	for _, n := range d.aliveNodes() {
+	for _, n := range d.cfg.Membership.Nodes() {
+		if n.State == StateLost {
+			continue
+		}
 		if seen[n.Addr] {
 			continue
 		}
@@ -547,15 +559,8 @@ func (d *Datasets) dropOnNodes(e *datasetEntry) {
 	}
 }
 
-func (d *Datasets) aliveNodes() []Node {
-	var out []Node
-	for _, n := range d.cfg.Membership.Nodes() {
-		if n.State == StateAlive {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+// aliveNodes lists the nodes new partitions may be placed on (PlacementNodes).
+func (d *Datasets) aliveNodes() []Node { return PlacementNodes(d.cfg.Membership.Nodes()) }
 
 // otherNode picks an alive node not in tried.
 func (d *Datasets) otherNode(tried map[string]bool) (Node, bool) {

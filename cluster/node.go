@@ -71,6 +71,8 @@ type DatasetStore interface {
 // NodeConfig describes a data node's Flight service beyond Flight SQL.
 type NodeConfig struct {
 	ID, Version string
+	// BootID names this process (see RegisterRequest.BootID); node-info reports it.
+	BootID string
 	// Key is the cluster secret: partition tickets must be signed with it.
 	Key []byte
 	// Store holds the node's datasets (nil: the node serves no dataset actions).
@@ -85,7 +87,7 @@ type NodeConfig struct {
 // node's Flight SQL server, which serves DoGet for the statement tickets the head signs). Use
 // it as flightsql.Options.Extend.
 func NodeActions(cfg NodeConfig) func(flight.FlightServer) flight.FlightServer {
-	info := NodeInfo{ID: cfg.ID, StartedAt: time.Now().UTC().Format(time.RFC3339Nano), Version: cfg.Version}
+	info := NodeInfo{ID: cfg.ID, BootID: cfg.BootID, StartedAt: time.Now().UTC().Format(time.RFC3339Nano), Version: cfg.Version}
 	return func(next flight.FlightServer) flight.FlightServer {
 		return &nodeService{FlightServer: next, info: info, cfg: cfg}
 	}
@@ -176,7 +178,7 @@ func (n *nodeService) DoGet(ticket *flight.Ticket, stream flight.FlightService_D
 
 // ListActions lists the node's actions, then the wrapped service's.
 func (n *nodeService) ListActions(in *flight.Empty, stream flight.FlightService_ListActionsServer) error {
-	types := []*flight.ActionType{{Type: ActionNodeInfo, Description: "the node's identity: JSON {id, started_at, version}"}}
+	types := []*flight.ActionType{{Type: ActionNodeInfo, Description: "the node's identity: JSON {id, boot_id, started_at, version}"}}
 	if n.cfg.Store != nil {
 		types = append(types,
 			&flight.ActionType{Type: ActionMaterialize, Description: "make and hold one partition of a dataset (head only)"},

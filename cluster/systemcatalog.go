@@ -15,7 +15,7 @@ import (
 // SystemCatalogName is the name of the read-only catalog of cluster state.
 const SystemCatalogName = "system"
 
-// nodesTable is system.nodes: one row per data node the head knows, alive or lost.
+// nodesTable is system.nodes: one row per data node the head knows, alive, suspect or lost.
 const nodesTable = "nodes"
 
 // timestampType is DATETIME(6): microseconds, no time zone; values are UTC.
@@ -27,6 +27,7 @@ var nodesSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "state", Type: arrow.BinaryTypes.String},
 	{Name: "registered_at", Type: timestampType},
 	{Name: "last_heartbeat", Type: timestampType},
+	{Name: "boot_id", Type: arrow.BinaryTypes.String},
 }, nil)
 
 // SystemCatalog is the read-only catalog "system" that shows cluster state as tables: nodes
@@ -102,6 +103,7 @@ func (k *nodesTask) Open(_ context.Context, mem memory.Allocator) (array.RecordR
 		b.Field(2).(*array.StringBuilder).Append(string(n.State))
 		b.Field(3).(*array.TimestampBuilder).Append(arrow.Timestamp(n.RegisteredAt.UTC().UnixMicro()))
 		b.Field(4).(*array.TimestampBuilder).Append(arrow.Timestamp(n.LastHeartbeat.UTC().UnixMicro()))
+		b.Field(5).(*array.StringBuilder).Append(n.BootID)
 	}
 	full := b.NewRecordBatch()
 	defer full.Release()

@@ -57,6 +57,9 @@ type dataNode struct {
 	eng  *engine.Engine
 	// stop ends the node's agent and shuts its server down; the head then marks it lost.
 	stop func()
+	// pause ends the node's agent only: the head hears nothing but still reaches its server,
+	// as with a node starved of CPU. resume starts the agent again, as the same process.
+	pause, resume func()
 }
 
 // serveEngine serves eng on a loopback port; the returned stop (also run at cleanup) shuts the
@@ -95,15 +98,17 @@ func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetClu
 	var datasets *cluster.Datasets
 	c.members = cluster.NewMembership(cluster.Config{
 		HeartbeatInterval: 100 * time.Millisecond,
-		// Long enough that a busy machine does not miss three heartbeats in a row.
-		LostAfter: time.Second,
-		// As cmd/cachedb: a lost node's partitions are made again elsewhere, and so are those of
-		// a node that registers again (it may have restarted empty).
+		// A node late by 2 s takes no new work; only one silent for a minute, restarted, or
+		// refusing connections (stopped: its server is shut down) loses its partitions. A busy
+		// machine makes nodes late, never lost.
+		SuspectAfter: 2 * time.Second,
+		LostAfter:    time.Minute,
+		// As cmd/cachedb: a lost node's partitions are made again elsewhere.
 		OnChange: func(e cluster.Event) {
 			c.eventsMu.Lock()
-			c.events = append(c.events, fmt.Sprintf("%s %s %s", time.Now().Format("15:04:05.000"), e.Kind, e.Node.ID))
+			c.events = append(c.events, fmt.Sprintf("%s %s %s (%s)", time.Now().Format("15:04:05.000"), e.Kind, e.Node.ID, e.Reason))
 			c.eventsMu.Unlock()
-			datasets.NodeLost(e.Node)
+			datasets.NodeChanged(e)
 		},
 	})
 	system := cluster.NewSystemCatalog(c.members, nil)
@@ -118,9 +123,10 @@ func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetClu
 	headEng.UseDatasets(datasets)
 	headEng.UseShuffles(cluster.NewShuffles(c.key))
 	srv, headAddr, _ := serveEngine(t, headEng, Options{
-		TicketKey: c.key,
-		DataNodes: func() []string { return aliveAddrs(c.members) },
-		Extend:    cluster.NewActions(c.members, c.key).Wrap,
+		TicketKey:      c.key,
+		DataNodes:      func() []string { return aliveAddrs(c.members) },
+		ReachableNodes: func() []string { return cluster.Addrs(cluster.ReachableNodes(c.members.Nodes())) },
+		Extend:         cluster.NewActions(c.members, c.key).Wrap,
 	})
 	c.head = &testServer{srv: srv, eng: headEng, addr: headAddr}
 	go c.members.Run(ctx)
@@ -136,22 +142,48 @@ func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetClu
 			TicketKey: c.key,
 			Extend:    cluster.NodeActions(cluster.NodeConfig{ID: id, Version: "test", Key: c.key, Store: eng, Shuffles: eng}),
 		})
-		agentCtx, stopAgent := context.WithCancel(ctx)
-		agentDone := make(chan error, 1)
-		agent := cluster.NewAgent(cluster.AgentConfig{ID: id, Addr: addr, Head: headAddr, Key: c.key, Logger: quietLogger})
-		go func() { agentDone <- agent.Run(agentCtx) }()
-		var once sync.Once
-		stop := func() {
-			once.Do(func() {
+		// The node's process keeps one boot ID: an agent started again (resume) registers as
+		// the same process.
+		bootID := cluster.NewBootID()
+		var (
+			agentMu   sync.Mutex
+			stopAgent func()
+		)
+		pause := func() {
+			agentMu.Lock()
+			defer agentMu.Unlock()
+			if stopAgent != nil {
 				stopAgent()
+				stopAgent = nil
+			}
+		}
+		resume := func() {
+			agentMu.Lock()
+			defer agentMu.Unlock()
+			if stopAgent != nil {
+				return
+			}
+			agentCtx, cancel := context.WithCancel(ctx)
+			agentDone := make(chan error, 1)
+			agent := cluster.NewAgent(cluster.AgentConfig{ID: id, Addr: addr, Head: headAddr, Key: c.key, BootID: bootID, Logger: quietLogger})
+			go func() { agentDone <- agent.Run(agentCtx) }()
+			stopAgent = func() {
+				cancel()
 				if err := <-agentDone; err != nil {
 					t.Errorf("agent of %s: %v", id, err)
 				}
+			}
+		}
+		resume()
+		var once sync.Once
+		stop := func() {
+			once.Do(func() {
+				pause()
 				stopServer()
 			})
 		}
 		t.Cleanup(stop)
-		c.nodes = append(c.nodes, &dataNode{id: id, addr: addr, eng: eng, stop: stop})
+		c.nodes = append(c.nodes, &dataNode{id: id, addr: addr, eng: eng, stop: stop, pause: pause, resume: resume})
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -164,22 +196,16 @@ func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetClu
 	return c
 }
 
-// aliveAddrs lists the addresses of the alive data nodes, in ID order.
+// aliveAddrs lists the addresses of the data nodes new work goes to, in ID order.
 func aliveAddrs(m *cluster.Membership) []string {
-	var out []string
-	for _, n := range m.Nodes() {
-		if n.State == cluster.StateAlive {
-			out = append(out, n.Addr)
-		}
-	}
-	return out
+	return cluster.Addrs(cluster.PlacementNodes(m.Nodes()))
 }
 
-// waitFor polls cond until it holds, failing the test after 10 s (a guard against hanging;
-// the conditions waited for come within a second).
+// waitFor polls cond until it holds, failing the test after a minute (a guard against hanging
+// on a busy machine; the conditions waited for come within seconds).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -837,8 +863,8 @@ func TestDatasetsOnDataNodes(t *testing.T) {
 	})
 
 	t.Run("a node registering again while a dataset is made", func(t *testing.T) {
-		// A node that registers again may have restarted empty: what it made is made again
-		// elsewhere, and calls in flight to it are not cut off.
+		// A node that registers again as a new process restarted empty: what it made is made
+		// again elsewhere, and calls in flight to its address are not cut off.
 		churn := c.nodes[0]
 		stop := make(chan struct{})
 		churned := make(chan int)
@@ -851,7 +877,7 @@ func TestDatasetsOnDataNodes(t *testing.T) {
 					return
 				case <-time.After(3 * time.Millisecond):
 				}
-				if _, err := c.members.Register(churn.id, churn.addr); err != nil {
+				if _, err := c.members.Register(churn.id, churn.addr, fmt.Sprintf("churn-%d", n)); err != nil {
 					t.Error(err)
 					return
 				}
@@ -877,6 +903,54 @@ func TestDatasetsOnDataNodes(t *testing.T) {
 			t.Errorf("divided read of churn: %d rows", len(got))
 		}
 		adbcUpdate(t, cnxn, "DROP TABLE churn")
+	})
+
+	t.Run("a suspect node keeps its partitions and still serves them", func(t *testing.T) {
+		slow := c.nodes[2]
+		before := systemDatasets(t, cnxn)["feats"]
+		held := heldPartitions(c, "feats", gen)
+		if len(held[slow.id]) == 0 {
+			t.Fatalf("%s holds no partition of feats: %v", slow.id, held)
+		}
+		slow.pause()
+		waitFor(t, slow.id+" to be suspect", func() bool { return nodeState(t, cnxn, slow.id) == string(cluster.StateSuspect) })
+
+		// Reads of its partitions still go to it.
+		info, err := c.head.arrowClient(t).Execute(ctx, "SELECT * FROM feats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(info.Endpoint, func(ep *flight.FlightEndpoint) bool {
+			return len(ep.Location) == 1 && ep.Location[0].Uri == "grpc://"+slow.addr
+		}) {
+			t.Errorf("no endpoint at the suspect node %s, which holds partitions %v", slow.id, held[slow.id])
+		}
+		if diff := sameRows(sortedRows(t, cnxn, "SELECT * FROM feats"), wantReplaced); diff != "" {
+			t.Errorf("read while %s is suspect: %s", slow.id, diff)
+		}
+		// New partitions avoid it.
+		ds := mustLoad(t, ctx, headFlight, engine.DatasetSpec{Name: "avoid", Table: "demo.rides", Columns: []string{"ride_id"}, Partitions: 4})
+		if slices.Contains(ds.Nodes, slow.id) || len(ds.Nodes) == 0 {
+			t.Errorf("a dataset made while %s is suspect is on %v", slow.id, ds.Nodes)
+		}
+		adbcUpdate(t, cnxn, "DROP TABLE avoid")
+
+		// Heard again, it is alive and holds what it held: nothing was made again.
+		slow.resume()
+		waitFor(t, slow.id+" to be alive again", func() bool { return nodeState(t, cnxn, slow.id) == string(cluster.StateAlive) })
+		after := systemDatasets(t, cnxn)["feats"]
+		if after.gen != before.gen || after.state != cluster.DatasetReady || !slices.Equal(after.nodes, before.nodes) {
+			t.Errorf("feats after %s recovered = %+v, was %+v", slow.id, after, before)
+		}
+		if now := heldPartitions(c, "feats", gen); !slices.Equal(now[slow.id], held[slow.id]) {
+			t.Errorf("%s holds %v after it recovered, held %v", slow.id, now[slow.id], held[slow.id])
+		}
+		c.eventsMu.Lock()
+		events := strings.Join(c.events, "; ")
+		c.eventsMu.Unlock()
+		if strings.Contains(events, "lost "+slow.id) {
+			t.Errorf("%s was lost while only paused: %s", slow.id, events)
+		}
 	})
 
 	t.Run("a lost node's partitions are made again on the others", func(t *testing.T) {

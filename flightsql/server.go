@@ -56,6 +56,11 @@ type Options struct {
 	// that divides into shares (engine.Shares) is then answered with one endpoint per data
 	// node, located there, instead of one endpoint on this server.
 	DataNodes func() []string
+	// ReachableNodes, when set, returns the addresses of data nodes that take no new work but
+	// still serve what they hold (suspect nodes: late with their heartbeats). A query whose
+	// data is held on one of them runs on it as well; free scan tasks still go only to
+	// DataNodes.
+	ReachableNodes func() []string
 	// Extend, when set, wraps the Flight service before it is registered, so that another part
 	// of cachedb (cluster membership) can serve its own DoAction types on the same port. The
 	// wrapper must pass every call it does not serve to the service it wraps. Its errors pass

@@ -181,6 +181,14 @@ func (s *Server) dataNodeInfo(ctx context.Context, desc *flight.FlightDescriptor
 	if err != nil || plan == nil {
 		return nil, err
 	}
+	// Free scan tasks go to the first placeable nodes; nodes holding the query's data join them.
+	placeable := len(nodes)
+	if more := s.holdersBeyond(plan, nodes); len(more) > 0 {
+		nodes = append(slices.Clone(nodes), more...)
+		if plan, err = s.eng.Distribute(engine.WithSession(ctx, t.session), t.sql, len(nodes)); err != nil || plan == nil {
+			return nil, err
+		}
+	}
 	if len(nodes) == 0 {
 		for _, scan := range plan.Scans {
 			if slices.ContainsFunc(scan.Locations, func(l string) bool { return l != "" }) {
@@ -191,7 +199,7 @@ func (s *Server) dataNodeInfo(ctx context.Context, desc *flight.FlightDescriptor
 	}
 	st := &ticketStage{query: newQueryID(), nodes: nodes, self: -1}
 	for _, scan := range plan.Scans {
-		owners, err := ownersOf(scan, nodes)
+		owners, err := ownersOf(scan, nodes, placeable)
 		if err != nil {
 			return nil, err
 		}
@@ -239,10 +247,34 @@ func newQueryID() string {
 	return hex.EncodeToString(b)
 }
 
+// holdersBeyond lists the reachable nodes (Options.ReachableNodes) outside nodes that hold data
+// the plan reads, in the order first met.
+func (s *Server) holdersBeyond(plan *engine.DistributedPlan, nodes []string) []string {
+	if s.opts.ReachableNodes == nil {
+		return nil
+	}
+	var reachable, out []string
+	for _, scan := range plan.Scans {
+		for _, loc := range scan.Locations {
+			if loc == "" || slices.Contains(nodes, loc) || slices.Contains(out, loc) {
+				continue
+			}
+			if reachable == nil {
+				reachable = s.opts.ReachableNodes()
+			}
+			if slices.Contains(reachable, loc) {
+				out = append(out, loc)
+			}
+		}
+	}
+	return out
+}
+
 // ownersOf places a distributed scan's tasks on nodes (by index): a located task on its node,
-// the others spread over all nodes by bytes (exec.AssignShares). A task located at a node that
-// is not alive is an errs.Unavailable error: its rows are being rebuilt.
-func ownersOf(div engine.Division, nodes []string) ([]int, error) {
+// the others spread by bytes (exec.AssignShares) over the first placeable nodes (the others
+// only serve what they hold). A task located at a node not in nodes is an errs.Unavailable
+// error: its rows are being rebuilt.
+func ownersOf(div engine.Division, nodes []string, placeable int) ([]int, error) {
 	index := make(map[string]int, len(nodes))
 	for i, n := range nodes {
 		index[n] = i
@@ -256,21 +288,21 @@ func ownersOf(div engine.Division, nodes []string) ([]int, error) {
 		}
 		i, alive := index[loc]
 		if !alive {
-			return nil, errs.Unavailablef("part of this query's data is on data node %s, which is not alive; its partitions are being rebuilt, try again shortly", loc)
+			return nil, errs.Unavailablef("part of this query's data is on data node %s, which was lost; its partitions are being rebuilt, try again shortly", loc)
 		}
 		owners[task] = i
 	}
 	if len(free) == 0 {
 		return owners, nil
 	}
-	if len(nodes) == 0 {
+	if placeable == 0 {
 		return nil, errs.Unavailablef("no data node is alive to read this query's tables")
 	}
 	sizes := make([]int64, len(free))
 	for i, task := range free {
 		sizes[i] = div.Bytes[task]
 	}
-	for node, members := range exec.AssignShares(sizes, len(nodes)) {
+	for node, members := range exec.AssignShares(sizes, placeable) {
 		for _, m := range members {
 			owners[free[m]] = node
 		}

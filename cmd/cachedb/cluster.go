@@ -119,14 +119,16 @@ func startWorker(ctx context.Context, listen, head, id, advertise string, cfg en
 		return nil, fmt.Errorf("data node %s: starting the engine: %w", id, err)
 	}
 	eng.UseShuffles(cluster.NewShuffles(key))
-	node := cluster.NodeConfig{ID: id, Version: version, Key: key, Store: eng, Shuffles: eng}
+	// The boot ID tells the head this process from an earlier one under the same ID.
+	bootID := cluster.NewBootID()
+	node := cluster.NodeConfig{ID: id, Version: version, BootID: bootID, Key: key, Store: eng, Shuffles: eng}
 	srv := flightsql.NewServer(eng, flightsql.Options{Version: version, TicketKey: key, Extend: cluster.NodeActions(node)})
 	w := &worker{id: id, srv: srv, agent: make(chan error, 1), served: make(chan error, 1)}
 	safe.Spawn("data node server", func() error { return w.srv.Serve(lis) }, func(err error) { w.served <- err })
 	slog.Info("cachedb worker listening on "+lis.Addr().String(), "node", id, "addr", advertise, "head", head)
 	agentCtx, cancel := context.WithCancel(ctx)
 	w.cancel = cancel
-	agent := cluster.NewAgent(cluster.AgentConfig{ID: id, Addr: advertise, Head: head, Key: key})
+	agent := cluster.NewAgent(cluster.AgentConfig{ID: id, Addr: advertise, Head: head, Key: key, BootID: bootID})
 	safe.Spawn("data node agent", func() error { return agent.Run(agentCtx) }, func(err error) { w.agent <- err })
 	return w, nil
 }
@@ -143,24 +145,24 @@ func (w *worker) stop(ctx context.Context) {
 	}
 }
 
-// aliveAddrs lists the addresses of the data nodes that are alive, in ID order.
+// aliveAddrs lists the addresses of the data nodes new work is placed on (alive ones; the
+// suspect ones only when none is alive), in ID order.
 func aliveAddrs(m *cluster.Membership) []string {
-	var out []string
-	for _, n := range m.Nodes() {
-		if n.State == cluster.StateAlive {
-			out = append(out, n.Addr)
-		}
-	}
-	return out
+	return cluster.Addrs(cluster.PlacementNodes(m.Nodes()))
 }
 
-// logMembership logs joins and losses of data nodes.
+// logMembership logs the membership changes of data nodes: "data node joined", "data node
+// suspect", "data node recovered", "data node lost".
 func logMembership(e cluster.Event) {
+	attrs := []any{"node", e.Node.ID, "addr", e.Node.Addr, "boot_id", e.Node.BootID}
+	if e.Reason != "" {
+		attrs = append(attrs, "reason", e.Reason)
+	}
 	switch e.Kind {
-	case cluster.EventJoined:
-		slog.Info("data node joined", "node", e.Node.ID, "addr", e.Node.Addr)
-	case cluster.EventLost:
-		slog.Warn("data node lost", "node", e.Node.ID, "addr", e.Node.Addr, "last_heartbeat", e.Node.LastHeartbeat)
+	case cluster.EventJoined, cluster.EventRecovered:
+		slog.Info("data node "+string(e.Kind), attrs...)
+	default:
+		slog.Warn("data node "+string(e.Kind), append(attrs, "last_heartbeat", e.Node.LastHeartbeat)...)
 	}
 }
 

@@ -78,10 +78,11 @@ func nodeStates(t *testing.T, addr string) string {
 }
 
 // waitNodeStates polls system.nodes until match accepts it. Registration and loss detection
-// are asynchronous; the bound only keeps a broken build from hanging.
+// are asynchronous; the bound only keeps a broken build from hanging (generous: a busy machine
+// runs it).
 func waitNodeStates(t *testing.T, addr string, what string, match func(string) bool) string {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		got := nodeStates(t, addr)
 		if match(got) {
@@ -118,7 +119,8 @@ func TestHeadAndWorkers(t *testing.T) {
 	divided := "SELECT ride_id, city FROM demo.rides WHERE ride_id <= 40"
 	assertRows(t, addr, divided, 40)
 
-	// kill -9: no goodbye, so the head notices only by the missing heartbeats.
+	// kill -9: no goodbye. The head finds it silent (suspect), then its port refusing
+	// connections (lost at once, without waiting for --lost-after).
 	if err := w2.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -145,5 +147,24 @@ func TestWorkerNeedsTheClusterSecret(t *testing.T) {
 	_, errOut, err := runCLI(t, "", nil, "worker", "--listen", "127.0.0.1:0", "--no-warehouse")
 	if err == nil || !strings.Contains(errOut, "cluster-secret") {
 		t.Errorf("a worker without a secret: err=%v stderr=%q", err, errOut)
+	}
+}
+
+// The failure detector's timeouts must be ordered: heartbeat interval < suspect-after <=
+// lost-after. A head given others refuses to start, naming the flags.
+func TestDetectorTimeoutsAreChecked(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--suspect-after=10s", "--lost-after=5s"}, "--lost-after 5s must be at least --suspect-after 10s"},
+		{[]string{"--heartbeat-interval=2s", "--suspect-after=2s"}, "--suspect-after 2s must be longer than --heartbeat-interval 2s"},
+		// --lost-after alone below the default suspect timeout makes that the suspect timeout too.
+		{[]string{"--heartbeat-interval=2s", "--lost-after=1s"}, "--suspect-after 1s must be longer than --heartbeat-interval 2s"},
+	} {
+		_, errOut, err := runCLI(t, "", nil, append([]string{"head", "--listen", "127.0.0.1:0", "--no-warehouse"}, c.args...)...)
+		if err == nil || !strings.Contains(errOut, c.want) {
+			t.Errorf("head %v: %v, stderr %q; want an error containing %q", c.args, err, errOut, c.want)
+		}
 	}
 }

@@ -53,7 +53,7 @@ func datasetState(t *testing.T, addr, name string) string {
 func TestDatasetOnHeadAndWorkers(t *testing.T) {
 	warehouse, secret := "--warehouse="+t.TempDir(), "--cluster-secret=test secret"
 	head, addr := startProcess(t, listeningLine, "head", "--listen", "127.0.0.1:0", warehouse, secret,
-		"--heartbeat-interval=200ms", "--lost-after=1s")
+		"--heartbeat-interval=200ms")
 	defer stopServe(t, head)
 	var workers []*os.Process
 	for _, id := range []string{"w1", "w2", "w3"} {
@@ -85,13 +85,14 @@ func TestDatasetOnHeadAndWorkers(t *testing.T) {
 		t.Errorf("loading the same spec again: %v %s", err, out)
 	}
 
-	// kill -9 one worker: the head notices, rebuilds its partitions on the others, and the
-	// dataset reads back complete.
+	// kill -9 one worker: the head finds it silent (suspect) and its port refusing connections
+	// (lost, long before --lost-after), rebuilds its partitions on the others, and the dataset
+	// reads back complete.
 	if err := workers[1].Kill(); err != nil {
 		t.Fatal(err)
 	}
 	_, _ = workers[1].Wait()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for datasetState(t, addr, "lisbon") != "ready w1,w3" {
 		if time.Now().After(deadline) {
 			t.Fatalf("dataset not rebuilt on w1,w3: %q", datasetState(t, addr, "lisbon"))

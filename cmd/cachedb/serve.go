@@ -65,7 +65,8 @@ func (s *serverFlags) register(cmd *cobra.Command) {
 	s.sources.register(cmd)
 	f.StringVar(&s.secret, "cluster-secret", "", "key the head signs tickets with and data nodes verify them with; the same on every node (prefer CACHEDB_CLUSTER_SECRET; default: random, for in-process data nodes only)")
 	f.DurationVar(&s.cluster.HeartbeatInterval, "heartbeat-interval", cluster.DefaultHeartbeatInterval, "how often data nodes are told to heartbeat")
-	f.DurationVar(&s.cluster.LostAfter, "lost-after", cluster.DefaultLostAfter, "silence after which a data node is marked lost")
+	f.DurationVar(&s.cluster.SuspectAfter, "suspect-after", cluster.DefaultSuspectAfter, "silence after which a data node is suspect: no new work goes to it, nothing it holds moves")
+	f.DurationVar(&s.cluster.LostAfter, "lost-after", cluster.DefaultLostAfter, "silence after which a data node is marked lost and its dataset partitions are rebuilt on the others")
 }
 
 // run starts the head (and workers in-process data nodes) and serves until SIGINT or SIGTERM.
@@ -75,8 +76,15 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	if workers < 0 {
 		return fmt.Errorf("--workers %d: want 0 or more", workers)
 	}
-	if s.cluster.LostAfter <= s.cluster.HeartbeatInterval {
-		return fmt.Errorf("--lost-after %s must be longer than --heartbeat-interval %s", s.cluster.LostAfter, s.cluster.HeartbeatInterval)
+	if !cmd.Flags().Changed("suspect-after") && os.Getenv(envPrefix+"SUSPECT_AFTER") == "" && s.cluster.LostAfter < s.cluster.SuspectAfter {
+		// A --lost-after below the default suspect timeout alone keeps its old meaning.
+		s.cluster.SuspectAfter = s.cluster.LostAfter
+	}
+	if s.cluster.SuspectAfter <= s.cluster.HeartbeatInterval {
+		return fmt.Errorf("--suspect-after %s must be longer than --heartbeat-interval %s", s.cluster.SuspectAfter, s.cluster.HeartbeatInterval)
+	}
+	if s.cluster.LostAfter < s.cluster.SuspectAfter {
+		return fmt.Errorf("--lost-after %s must be at least --suspect-after %s", s.cluster.LostAfter, s.cluster.SuspectAfter)
 	}
 	cfg, err := s.sources.resolve()
 	if err != nil {
@@ -116,9 +124,8 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	var datasets *cluster.Datasets
 	ccfg.OnChange = func(e cluster.Event) {
 		logMembership(e)
-		// A node that registers again may have restarted with empty memory: what it held is
-		// made again elsewhere, as for a lost node.
-		datasets.NodeLost(e.Node)
+		// Only a loss (silence past lost-after, a restart, a refused connection) moves data.
+		datasets.NodeChanged(e)
 	}
 	members := cluster.NewMembership(ccfg)
 	// Data nodes run the same source catalogs (they read the same tables), not the head's own
@@ -143,6 +150,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	srv := flightsql.NewServer(eng, flightsql.Options{
 		Version: version, Extend: cluster.NewActions(members, key).Wrap,
 		TicketKey: key, DataNodes: func() []string { return aliveAddrs(members) },
+		ReachableNodes: func() []string { return cluster.Addrs(cluster.ReachableNodes(members.Nodes())) },
 	})
 	served := make(chan error, 1)
 	safe.Spawn("Flight SQL server", func() error { return srv.Serve(lis) }, func(err error) { served <- err })

@@ -103,7 +103,7 @@ def cluster(minio, tmp_path_factory):
     config_path = write_config(workdir / "cachedb.yaml", config)
     env = {"CACHEDB_CLUSTER_SECRET": secrets.token_hex(16), "AWS_EC2_METADATA_DISABLED": "true"}
     common = ["--config", str(config_path), "--no-warehouse"]
-    head = CachedbProcess([*common, "--no-demo", "--lost-after", "2s", "--heartbeat-interval", "500ms"], env=env, name="cachedb-head", command="head")
+    head = CachedbProcess([*common, "--no-demo", "--suspect-after", "2s", "--heartbeat-interval", "500ms"], env=env, name="cachedb-head", command="head")
     workers: dict[str, CachedbProcess] = {}
     killed: set[str] = set()
     try:
