@@ -1,0 +1,127 @@
+package sql
+
+import (
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+	"vitess.io/vitess/go/vt/sqlparser"
+
+	"github.com/cachedb/cachedb/exec"
+	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/planner"
+)
+
+// Binding of MySQL's date and time syntax: INTERVAL arithmetic, EXTRACT, TIMESTAMPDIFF and the
+// current-time functions. The unit of an interval is part of the function name
+// (date_add_day, extract_year, timestampdiff_month) because it decides the result type.
+
+// intervalDate binds `d ± INTERVAL n unit`, `INTERVAL n unit + d`, DATE_ADD, DATE_SUB, ADDDATE,
+// SUBDATE (also their (d, days) form) and TIMESTAMPADD as date_add_<unit> / date_sub_<unit>.
+func (b *binder) intervalDate(e *sqlparser.IntervalDateExpr, ctx *exprContext) (planner.Expr, error) {
+	unit := "day"
+	if e.Unit != sqlparser.IntervalNone {
+		unit = e.Unit.ToString()
+	}
+	if !exec.IsIntervalUnit(unit) {
+		return nil, errs.Unsupportedf("INTERVAL unit %s is not supported", unit)
+	}
+	name := "date_add_" + unit
+	switch e.Syntax {
+	case sqlparser.IntervalDateExprDateSub, sqlparser.IntervalDateExprSubdate, sqlparser.IntervalDateExprBinarySub:
+		name = "date_sub_" + unit
+	}
+	return b.callAST(ctx, name, e.Date, e.Interval)
+}
+
+// extract binds EXTRACT(unit FROM x) as extract_<unit>(x).
+func (b *binder) extract(e *sqlparser.ExtractFuncExpr, ctx *exprContext) (planner.Expr, error) {
+	return b.callAST(ctx, "extract_"+e.IntervalType.ToString(), e.Expr)
+}
+
+// timestampDiff binds TIMESTAMPDIFF(unit, a, b) as timestampdiff_<unit>(a, b).
+func (b *binder) timestampDiff(e *sqlparser.TimestampDiffExpr, ctx *exprContext) (planner.Expr, error) {
+	return b.callAST(ctx, "timestampdiff_"+e.Unit.ToString(), e.Expr1, e.Expr2)
+}
+
+// statementTime is the time the statement started, fixed at its first use so that every
+// NOW(), CURDATE(), … of one statement sees the same value, as in MySQL. The session time zone
+// is UTC.
+func (b *binder) statementTime() time.Time {
+	if b.now.IsZero() {
+		b.now = time.Now().UTC()
+	}
+	return b.now
+}
+
+// curTime binds NOW() and its synonyms, UTC_TIMESTAMP, SYSDATE, CURTIME and CURRENT_TIME to
+// the statement time, with fsp fractional digits (0 by default).
+func (b *binder) curTime(e *sqlparser.CurTimeFuncExpr) (planner.Expr, error) {
+	fsp := e.Fsp
+	if fsp < 0 || fsp > 6 {
+		return nil, errs.Invalidf("Too-big precision %d specified for '%s'. Maximum is 6.", fsp, e.Name.String())
+	}
+	us := b.statementTime().UnixMicro()
+	step := int64(1)
+	for i := fsp; i < 6; i++ {
+		step *= 10
+	}
+	us -= us % step
+	switch e.Name.Lowered() {
+	case "now", "current_timestamp", "localtime", "localtimestamp", "sysdate", "utc_timestamp":
+		return &planner.Literal{Value: scalar.NewTimestampScalar(arrow.Timestamp(us), timestampType)}, nil
+	case "curtime", "current_time", "utc_time":
+		day := us / 86_400_000_000 * 86_400_000_000
+		return &planner.Literal{Value: scalar.NewTime64Scalar(arrow.Time64(us-day), exec.TimeType)}, nil
+	}
+	return nil, errs.Unsupportedf("function %s is not supported", e.Name.String())
+}
+
+// currentTimeFunction binds CURDATE(), CURRENT_DATE, UTC_DATE and UNIX_TIMESTAMP() (no
+// argument) to the statement time; ok is false for other functions.
+func (b *binder) currentTimeFunction(e *sqlparser.FuncExpr) (planner.Expr, bool, error) {
+	switch e.Name.Lowered() {
+	case "curdate", "current_date", "utc_date":
+		if len(e.Exprs) != 0 {
+			return nil, true, errs.Invalidf("function %s takes no arguments", e.Name.Lowered())
+		}
+		days := b.statementTime().Unix() / 86400
+		return &planner.Literal{Value: scalar.NewDate32Scalar(arrow.Date32(days))}, true, nil
+	case "unix_timestamp":
+		if len(e.Exprs) == 0 {
+			return &planner.Literal{Value: scalar.NewInt64Scalar(b.statementTime().Unix())}, true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// timeLiteral is TIME '…'.
+func timeLiteral(s string) (planner.Expr, error) {
+	us, ok := exec.ParseTimeText(s)
+	if !ok {
+		return nil, errs.Invalidf("Incorrect TIME value: '%s'", s)
+	}
+	return &planner.Literal{Value: scalar.NewTime64Scalar(arrow.Time64(us), exec.TimeType)}, nil
+}
+
+// dateLiteral is DATE '…' (MySQL's formats: '2020-01-02', '2020-1-2', '20200102').
+func dateLiteral(s string) (planner.Expr, error) {
+	us, _, ok := exec.ParseDateTimeText(s)
+	if !ok {
+		return nil, errs.Invalidf("Incorrect DATE value: '%s'", s)
+	}
+	day := us / 86_400_000_000
+	if us%86_400_000_000 < 0 {
+		day--
+	}
+	return &planner.Literal{Value: scalar.NewDate32Scalar(arrow.Date32(day))}, nil
+}
+
+// timestampLiteral is TIMESTAMP '…'.
+func timestampLiteral(s string) (planner.Expr, error) {
+	us, _, ok := exec.ParseDateTimeText(s)
+	if !ok {
+		return nil, errs.Invalidf("Incorrect DATETIME value: '%s'", s)
+	}
+	return &planner.Literal{Value: scalar.NewTimestampScalar(arrow.Timestamp(us), timestampType)}, nil
+}
