@@ -78,8 +78,9 @@ func (b *binder) curTime(e *sqlparser.CurTimeFuncExpr) (planner.Expr, error) {
 }
 
 // currentTimeFunction binds CURDATE(), CURRENT_DATE, UTC_DATE and UNIX_TIMESTAMP() (no
-// argument) to the statement time; ok is false for other functions.
-func (b *binder) currentTimeFunction(e *sqlparser.FuncExpr) (planner.Expr, bool, error) {
+// argument) to the statement time, and STR_TO_DATE by its format; ok is false for other
+// functions.
+func (b *binder) currentTimeFunction(e *sqlparser.FuncExpr, ctx *exprContext) (planner.Expr, bool, error) {
 	switch e.Name.Lowered() {
 	case "curdate", "current_date", "utc_date":
 		if len(e.Exprs) != 0 {
@@ -91,8 +92,31 @@ func (b *binder) currentTimeFunction(e *sqlparser.FuncExpr) (planner.Expr, bool,
 		if len(e.Exprs) == 0 {
 			return &planner.Literal{Value: scalar.NewInt64Scalar(b.statementTime().Unix())}, true, nil
 		}
+	case "str_to_date":
+		x, err := b.strToDate(e, ctx)
+		return x, true, err
 	}
 	return nil, false, nil
+}
+
+// strToDate binds STR_TO_DATE(s, format) as str_to_date_date, _time or _datetime: the type
+// MySQL gives the result follows from the format's specifiers (a DATETIME when the format is
+// not a constant).
+func (b *binder) strToDate(e *sqlparser.FuncExpr, ctx *exprContext) (planner.Expr, error) {
+	if len(e.Exprs) != 2 {
+		return nil, errs.Invalidf("function str_to_date takes 2 arguments, got %d", len(e.Exprs))
+	}
+	args, err := b.exprs(e.Exprs, ctx)
+	if err != nil {
+		return nil, err
+	}
+	kind := "datetime"
+	if l, ok := args[1].(*planner.Literal); ok {
+		if f, ok := l.Value.(*scalar.String); ok && f.Valid {
+			kind = exec.StrToDateKind(string(f.Value.Bytes()))
+		}
+	}
+	return b.call("str_to_date_"+kind, args...)
 }
 
 // timeLiteral is TIME '…'.

@@ -451,7 +451,7 @@ func (b *binder) cast(e sqlparser.Expr, ct *sqlparser.ConvertType, ctx *exprCont
 
 // function binds a call of a scalar function by its lower-case MySQL name.
 func (b *binder) function(e *sqlparser.FuncExpr, ctx *exprContext) (planner.Expr, error) {
-	if x, ok, err := b.currentTimeFunction(e); ok {
+	if x, ok, err := b.currentTimeFunction(e, ctx); ok {
 		return x, err
 	}
 	return b.callAST(ctx, e.Name.Lowered(), e.Exprs...)
