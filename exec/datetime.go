@@ -460,3 +460,6 @@ func ParseTimeText(s string) (int64, bool) { return parseMySQLTime(s) }
 
 // TimeType is the engine's TIME type, time64[us] (signed microseconds, ±838:59:59.999999).
 var TimeType arrow.DataType = timeType
+
+// DaysFromCivil is the day number (days since 1970-01-01) of y-m-d.
+func DaysFromCivil(y, m, d int64) int64 { return daysFromCivil(y, m, d) }
