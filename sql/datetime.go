@@ -149,3 +149,72 @@ func timestampLiteral(s string) (planner.Expr, error) {
 	}
 	return &planner.Literal{Value: scalar.NewTimestampScalar(arrow.Timestamp(us), timestampType)}, nil
 }
+
+// comparisonNames are the operators whose string constants temporalOperands types.
+var comparisonNames = map[string]bool{
+	"=": true, "<>": true, "!=": true, "<": true, "<=": true, ">": true, ">=": true, "<=>": true,
+	"between": true, "in": true,
+}
+
+// temporalOperands types the string constants of a comparison with a date, time or date-time
+// as MySQL reads them there: a DATE column compared with '2020-1-2' compares with DATE
+// 2020-01-02, and with '2020-01-02 10:00:00' as a DATETIME (so `d = '2020-01-02 10:00:00'` is
+// false). The constant then also reaches scan pushdown in its temporal form. Text that is no
+// valid value is left alone. For IN and BETWEEN the first operand decides.
+func temporalOperands(name string, args []planner.Expr) []planner.Expr {
+	if !comparisonNames[name] || len(args) < 2 {
+		return args
+	}
+	var kind arrow.DataType
+	for i, a := range args {
+		if t := a.Type(); t.ID() == arrow.DATE32 || t.ID() == arrow.TIMESTAMP || t.ID() == arrow.TIME64 {
+			if kind == nil || t.ID() == arrow.TIMESTAMP {
+				kind = t
+			}
+		}
+		if i == 0 && (name == "in" || name == "between") {
+			break
+		}
+	}
+	if kind == nil {
+		return args
+	}
+	out := args
+	for i, a := range args {
+		l, ok := a.(*planner.Literal)
+		if !ok {
+			continue
+		}
+		s, ok := l.Value.(*scalar.String)
+		if !ok || !s.Valid {
+			continue
+		}
+		if x := temporalConstant(kind, string(s.Value.Bytes())); x != nil {
+			if &out[0] == &args[0] {
+				out = append([]planner.Expr(nil), args...)
+			}
+			out[i] = x
+		}
+	}
+	return out
+}
+
+// temporalConstant reads text compared with a value of type kind; nil when it is not one.
+func temporalConstant(kind arrow.DataType, text string) planner.Expr {
+	if kind.ID() == arrow.TIME64 {
+		x, err := timeLiteral(text)
+		if err != nil {
+			return nil
+		}
+		return x
+	}
+	us, hasTime, ok := exec.ParseDateTimeText(text)
+	if !ok {
+		return nil
+	}
+	if kind.ID() == arrow.DATE32 && (!hasTime || us%86_400_000_000 == 0) {
+		x, _ := dateLiteral(text)
+		return x
+	}
+	return &planner.Literal{Value: scalar.NewTimestampScalar(arrow.Timestamp(us), timestampType)}
+}

@@ -176,6 +176,7 @@ func (b *binder) callAST(ctx *exprContext, name string, args ...sqlparser.Expr) 
 // call builds a typed call of a scalar function or operator, failing (InvalidInput or
 // NotFound) when the registry rejects the argument types.
 func (b *binder) call(name string, args ...planner.Expr) (planner.Expr, error) {
+	args = temporalOperands(name, args)
 	types := make([]arrow.DataType, len(args))
 	for i, a := range args {
 		types[i] = a.Type()
