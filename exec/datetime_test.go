@@ -183,6 +183,14 @@ func TestAddIntervalLeavesRangeAsNotOK(t *testing.T) {
 	if _, ok := addInterval(p.us, interval{us: 1 << 62}); ok {
 		t.Error("a huge interval must not wrap around")
 	}
+	for _, unit := range []string{"day", "week", "hour", "minute"} {
+		iv, ok := intervalFromInt(unit, 1<<39)
+		if ok {
+			if _, ok := addInterval(p.us, iv); ok {
+				t.Errorf("INTERVAL 2^39 %s must leave the range, not wrap around", unit)
+			}
+		}
+	}
 }
 
 // TestWeekModes checks calcWeek against MySQL's documented WEEK / YEARWEEK / %X %V results.

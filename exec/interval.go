@@ -72,9 +72,18 @@ type interval struct {
 	us     int64
 }
 
-// maxIntervalMagnitude bounds interval parts so that their sums cannot overflow int64; anything
-// larger leaves the DATETIME range anyway.
-const maxIntervalMagnitude = int64(1) << 40
+// maxIntervalMagnitude and maxIntervalUs bound interval parts so that their sums cannot
+// overflow int64; anything larger leaves the DATETIME range (about 3.2e17 µs) anyway.
+const (
+	maxIntervalMagnitude = int64(1) << 40
+	maxIntervalUs        = int64(1) << 60
+)
+
+// fieldMicros is the length of one unit of a field of a day or less, in microseconds.
+var fieldMicros = map[intervalField]int64{
+	fieldWeek: 7 * usPerDay, fieldDay: usPerDay, fieldHour: usPerHour, fieldMinute: usPerMinute,
+	fieldSecond: usPerSecond, fieldMicro: 1,
+}
 
 // intervalFromFields builds an interval of unit from its field values, right-aligned as MySQL
 // does when fewer values are given ('1:30' DAY_SECOND is 1 minute 30 seconds). microDigits is
@@ -90,7 +99,7 @@ func intervalFromFields(unit string, vals []int64, microDigits int, neg bool) (i
 	var iv interval
 	for i, f := range fields {
 		v := vals[i]
-		if v > maxIntervalMagnitude {
+		if v > maxIntervalMagnitude || (f >= fieldWeek && v > maxIntervalUs/fieldMicros[f]) {
 			return interval{}, false
 		}
 		switch f {
