@@ -93,10 +93,10 @@ func scanDisjunction(s *Scan, e Expr) (catalog.Filter, bool) {
 		if len(c.Args) != 2 {
 			return nil, false
 		}
-		if f, ok := yearRange(s, c.Func, c.Args[0], c.Args[1]); ok {
+		if f, ok := truncatedRange(s, c.Func, c.Args[0], c.Args[1]); ok {
 			return f, true
 		}
-		if f, ok := yearRange(s, flipComparison[c.Func], c.Args[1], c.Args[0]); ok {
+		if f, ok := truncatedRange(s, flipComparison[c.Func], c.Args[1], c.Args[0]); ok {
 			return f, true
 		}
 		p, ok := scanComparison(s, c.Func, c.Args[0], c.Args[1])

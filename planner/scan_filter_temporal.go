@@ -45,12 +45,13 @@ func floorDivInt(a, b int64) int64 {
 	return q
 }
 
-// yearRange translates `YEAR(col) op n` on a date or timestamp column into conditions on the
-// column itself (YEAR(col) = 2024 is col >= 2024-01-01 AND col < 2025-01-01), which a source
-// can prune partitions and row groups with. ok is false for anything else.
-func yearRange(s *Scan, op string, left, right Expr) (catalog.Filter, bool) {
+// truncatedRange translates `YEAR(col) op n` and `DATE(col) op d` on a date or timestamp column
+// into conditions on the column itself (YEAR(col) = 2024 is col >= 2024-01-01 AND
+// col < 2025-01-01; DATE(col) <= '2024-01-05' is col < 2024-01-06), which a source can prune
+// partitions and row groups with. ok is false for anything else.
+func truncatedRange(s *Scan, op string, left, right Expr) (catalog.Filter, bool) {
 	call, ok := left.(*Call)
-	if !ok || call.Func != "year" || len(call.Args) != 1 || !isTemporal(call.Args[0].Type()) {
+	if !ok || len(call.Args) != 1 || !isTemporal(call.Args[0].Type()) {
 		return nil, false
 	}
 	col, ok := scanColumn(s, call.Args[0])
@@ -61,29 +62,39 @@ func yearRange(s *Scan, op string, left, right Expr) (catalog.Filter, bool) {
 	if !ok || !lit.Value.IsValid() {
 		return nil, false
 	}
-	n, ok := lit.Value.(*scalar.Int64)
-	if !ok || n.Value < 1 || n.Value > 9998 {
+	// start(k) is the first day of the k-th period (a year, a day); a value v of the column lies
+	// in the period k when start(k) <= v < start(k+1).
+	var start func(k int64) int64
+	var k int64
+	switch v := lit.Value.(type) {
+	case *scalar.Int64:
+		if call.Func != "year" || v.Value < 1 || v.Value > 9998 {
+			return nil, false
+		}
+		k, start = v.Value, func(y int64) int64 { return exec.DaysFromCivil(y, 1, 1) }
+	case *scalar.Date32:
+		if call.Func != "date" {
+			return nil, false
+		}
+		k, start = int64(v.Value), func(d int64) int64 { return d }
+	default:
 		return nil, false
 	}
-	start := func(y int64) scalar.Scalar {
-		days := exec.DaysFromCivil(y, 1, 1)
-		return scalar.NewDate32Scalar(arrow.Date32(days))
+	pred := func(o catalog.CompareOp, k int64) catalog.Disjunction {
+		day := scalar.NewDate32Scalar(arrow.Date32(start(k)))
+		return catalog.Disjunction{{Column: col, Op: o, Values: []scalar.Scalar{day}}}
 	}
-	pred := func(o catalog.CompareOp, y int64) catalog.Disjunction {
-		return catalog.Disjunction{{Column: col, Op: o, Values: []scalar.Scalar{start(y)}}}
-	}
-	y := n.Value
 	switch op {
 	case "=", "<=>":
-		return catalog.Filter{pred(catalog.OpGtEq, y), pred(catalog.OpLt, y+1)}, true
+		return catalog.Filter{pred(catalog.OpGtEq, k), pred(catalog.OpLt, k+1)}, true
 	case "<":
-		return catalog.Filter{pred(catalog.OpLt, y)}, true
+		return catalog.Filter{pred(catalog.OpLt, k)}, true
 	case "<=":
-		return catalog.Filter{pred(catalog.OpLt, y+1)}, true
+		return catalog.Filter{pred(catalog.OpLt, k+1)}, true
 	case ">":
-		return catalog.Filter{pred(catalog.OpGtEq, y+1)}, true
+		return catalog.Filter{pred(catalog.OpGtEq, k+1)}, true
 	case ">=":
-		return catalog.Filter{pred(catalog.OpGtEq, y)}, true
+		return catalog.Filter{pred(catalog.OpGtEq, k)}, true
 	}
 	return nil, false
 }

@@ -31,17 +31,22 @@ func TestScanFilterReadsDateTextAsTheComparisonDoes(t *testing.T) {
 	}
 }
 
-func TestScanFilterTurnsYearIntoARange(t *testing.T) {
+func TestScanFilterTurnsYearAndDateIntoRanges(t *testing.T) {
 	s, d, ts := dateScan(t)
 	year := func(x Expr) *Call { return &Call{Func: "year", Args: []Expr{x}, T: arrow.PrimitiveTypes.Int64} }
+	dateOf := func(x Expr) *Call { return &Call{Func: "date", Args: []Expr{x}, T: arrow.FixedWidthTypes.Date32} }
 	s.Filters = []Expr{
 		cmp("=", year(ts), lit(2024)),
 		cmp("<", lit(2020), year(d)), // flipped: YEAR(d) > 2020
 		cmp("<=", year(d), lit(2030)),
-		cmp("=", year(d), &Literal{Value: scalar.NewStringScalar("2024")}), // not an integer: left to the scan
+		cmp("=", year(d), &Literal{Value: scalar.NewStringScalar("2024")}),    // not an integer: left to the scan
+		cmp("<=", dateOf(ts), &Literal{Value: scalar.NewDate32Scalar(19727)}), // DATE(ts) <= 2024-01-05
+		cmp("=", dateOf(ts), &Literal{Value: scalar.NewDate32Scalar(19727)}),
+		cmp("=", year(d), &Literal{Value: scalar.NewDate32Scalar(19727)}), // YEAR compared with a date: left to the scan
 	}
 	got := scanFilter(s).String()
-	want := "#1 >= 2024-01-01 AND #1 < 2025-01-01 AND #0 >= 2021-01-01 AND #0 < 2031-01-01"
+	want := "#1 >= 2024-01-01 AND #1 < 2025-01-01 AND #0 >= 2021-01-01 AND #0 < 2031-01-01 AND " +
+		"#1 < 2024-01-06 AND #1 >= 2024-01-05 AND #1 < 2024-01-06"
 	if got != want {
 		t.Fatalf("scanFilter:\n got %s\nwant %s", got, want)
 	}
