@@ -154,9 +154,9 @@ var (
 	timeType     = &arrow.Time64Type{Unit: arrow.Microsecond}
 )
 
-// buildTemporal builds n rows of type t (date32, timestamp[us], time64[us], int64, float64 or
-// utf8) from f, which returns a value in the type's unit (days, microseconds, …) or, for utf8,
-// through str.
+// buildDates, buildDateTimes, buildTimes, buildInts and buildStrings build n rows of their type
+// from f, which gives each row's value (days for dates, microseconds for date-times and times)
+// and whether it is non-NULL.
 func buildDates(tc *TaskContext, n int, f func(i int) (int64, bool)) (arrow.Array, error) {
 	return buildRows(array.NewDate32Builder(tc.Alloc), n, func(i int) (arrow.Date32, bool, error) {
 		v, ok := f(i)

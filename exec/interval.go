@@ -23,7 +23,7 @@ const (
 	fieldMicro
 )
 
-// IntervalUnits are the INTERVAL units, by lower-case MySQL name, with the fields of their
+// intervalUnits are the INTERVAL units, by lower-case MySQL name, with the fields of their
 // value from left to right ('1:30' HOUR_MINUTE is 1 hour 30 minutes).
 var intervalUnits = map[string][]intervalField{
 	"microsecond":        {fieldMicro},
