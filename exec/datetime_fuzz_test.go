@@ -18,7 +18,9 @@ func FuzzDateTimeText(f *testing.F) {
 		}
 		parseMySQLTime(s)
 		parseWithFormat(s, s)
-		StrToDateKind(s)
+		if k := StrToDateKind(s); k != "date" && k != "time" && k != "datetime" {
+			t.Fatalf("StrToDateKind(%q) = %q", s, k)
+		}
 		for unit := range intervalUnits {
 			if iv, ok := intervalFromText(unit, s); ok {
 				addInterval(0, iv)
