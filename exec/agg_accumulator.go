@@ -68,6 +68,9 @@ func aggBuildArray[T any](mem memory.Allocator, dtype arrow.DataType, vals []T, 
 	case *array.TimestampBuilder:
 		v, isT := any(vals).([]arrow.Timestamp)
 		ok = isT && appendTyped(bb.AppendValues, v, valid)
+	case *array.Time64Builder:
+		v, isT := any(vals).([]arrow.Time64)
+		ok = isT && appendTyped(bb.AppendValues, v, valid)
 	default:
 		ok = false
 	}

@@ -49,6 +49,10 @@ func aggPickDef(fn string, t arrow.DataType) (*aggregateDef, error) {
 		newAcc = func() aggAccumulator {
 			return newAggPick(op, t, (*array.Timestamp).TimestampValues, func(a, b arrow.Timestamp) bool { return a < b })
 		}
+	case arrow.TIME64:
+		newAcc = func() aggAccumulator {
+			return newAggPick(op, t, (*array.Time64).Time64Values, func(a, b arrow.Time64) bool { return a < b })
+		}
 	case arrow.BOOL:
 		newAcc = func() aggAccumulator {
 			return newAggPick(op, t, aggBoolValues, func(a, b bool) bool { return !a && b })

@@ -50,6 +50,9 @@ func CastArray(ctx context.Context, tc *TaskContext, a arrow.Array, to arrow.Dat
 		defer c.Release()
 		return CastArray(ctx, tc, c, to)
 	}
+	if out, ok, err := castTemporal(ctx, tc, a, to); ok {
+		return out, err
+	}
 	switch to.ID() {
 	case arrow.INT64:
 		if out := castToInt64(tc, a); out != nil {
@@ -87,13 +90,7 @@ func canCast(from, to arrow.DataType) bool {
 	if !scalarish(from) || !scalarish(to) {
 		return false
 	}
-	// Temporal values convert to and from strings and among themselves only.
-	if isTemporalType(to) && !(isTemporalType(from) || isStringType(from)) {
-		return false
-	}
-	if isTemporalType(from) && !(isTemporalType(to) || isStringType(to)) {
-		return false
-	}
+	// Temporal values convert to and from strings, numbers (castTemporal) and each other.
 	return true
 }
 

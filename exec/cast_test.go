@@ -59,9 +59,10 @@ func TestCastArray(t *testing.T) {
 }
 
 func TestNewCastRejectsImpossibleCasts(t *testing.T) {
+	// MySQL converts dates to numbers (CAST(DATE '2020-01-02' AS SIGNED) = 20200102).
 	col := NewColumn(0, "d", arrow.FixedWidthTypes.Date32)
-	if _, err := NewCast(col, i64); errs.CategoryOf(err) != errs.InvalidInput {
-		t.Errorf("CAST(date AS SIGNED): want InvalidInput, got %v", err)
+	if _, err := NewCast(col, i64); err != nil {
+		t.Errorf("CAST(date AS SIGNED): %v", err)
 	}
 	list := NewColumn(0, "l", arrow.ListOf(i64))
 	if _, err := NewCast(list, str); errs.CategoryOf(err) != errs.InvalidInput {
@@ -84,7 +85,13 @@ func TestCastTemporal(t *testing.T) {
 		{str, `["2024-01-02", "2024-01-02 10:00:00", "nope", null]`, date, "2024-01-02,2024-01-02,NULL,NULL"},
 		{str, `["2024-01-02 03:04:05", "2024-01-02", "2024-01-02 03:04:05.25", "x"]`, ts, "2024-01-02 03:04:05,2024-01-02 00:00:00,2024-01-02 03:04:05.250000,NULL"},
 		{date, "[19724]", str, "2024-01-02"},
-		{str, `["12:00:00", "23:59:59.5", "07:30", "25:00:00", null]`, tm, "12:00:00,23:59:59.500000,07:30:00,NULL,NULL"},
+		{str, `["12:00:00", "23:59:59.5", "07:30", "25:00:00", "12:61:00", null]`, tm, "12:00:00,23:59:59.500000,07:30:00,25:00:00,NULL,NULL"},
+		{str, `["2020-1-2", "20200102", "200102", "2020-01-02 10:00", "2020-02-30", "2020-13-01"]`, date, "2020-01-02,2020-01-02,2020-01-02,2020-01-02,NULL,NULL"},
+		{date, "[19724, null]", i64, "20240102,NULL"},
+		{i64, "[20240102, 240102, 0]", date, "2024-01-02,2024-01-02,NULL"},
+		{ts, "[1704164645500000]", arrow.PrimitiveTypes.Float64, "20240102030405.5"},
+		{tm, "[-5400000000]", i64, "-13000"},
+		{arrow.Null, "[null]", date, "NULL"},
 		{tm, "[43200000000, 1]", str, "12:00:00,00:00:00.000001"},
 	}
 	for _, c := range cases {

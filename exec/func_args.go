@@ -62,12 +62,14 @@ const (
 
 // arithmeticDomain picks the arithmetic for operand types: any float or string operand makes it
 // floating point, otherwise any decimal makes it decimal, otherwise integer (booleans and NULLs
-// count as integers). Temporal and other types are an InvalidInput error.
+// count as integers; so do dates and times, as their numbers YYYYMMDD…). Other types are an
+// InvalidInput error.
 func arithmeticDomain(name string, types []arrow.DataType) (numericDomain, error) {
 	d := domainInt
 	for _, t := range types {
 		switch {
 		case isNullType(t), isIntegerType(t), isBoolType(t):
+		case isTemporalType(t): // as its number, 20200102 (castTemporal)
 		case isFloatType(t), isStringType(t):
 			d = domainFloat
 		case isDecimalType(t):

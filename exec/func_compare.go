@@ -24,7 +24,7 @@ func init() {
 // comparisonType is the type MySQL compares values of the given types in: strings with strings
 // as strings (binary); exact numbers with exact numbers as int64 or, when a decimal is involved,
 // as a decimal wide enough for all; temporal values with temporal values or strings as the
-// temporal type; booleans with booleans as bool; every other numeric mix (floats, numbers with
+// temporal type, and with numbers as float64; booleans with booleans as bool; every other numeric mix (floats, numbers with
 // strings, exact values too wide for one decimal128) as float64. NULL types are ignored; all
 // NULL gives arrow.Null.
 func comparisonType(name string, types []arrow.DataType) (arrow.DataType, error) {
@@ -58,7 +58,9 @@ func comparisonType(name string, types []arrow.DataType) (arrow.DataType, error)
 		}
 		return CommonType(temporal...)
 	case anyTemporal:
-		return nil, errs.Invalidf("%s cannot compare a date or time with a number", name)
+		// MySQL compares a date or time with a number as numbers (DATE '2020-01-02' is
+		// 20200102, castTemporal).
+		return arrow.PrimitiveTypes.Float64, nil
 	case allBool:
 		return arrow.FixedWidthTypes.Boolean, nil
 	case allExact && decimalWidth(nonNull) <= maxDecimalPrecision:

@@ -65,7 +65,8 @@ func TestCompareTemporal(t *testing.T) {
 	runFuncCases(t, []funcCase{
 		{name: "<", args: []arg{{date, "[19724, 19724]"}, {str, `["2024-02-01", "2023-01-01"]`}}, want: "1,0"},
 		{name: "=", args: []arg{{date, "[19724]"}, {&arrow.TimestampType{Unit: arrow.Microsecond}, `[1704153600000000]`}}, want: "1"},
-		{name: "=", args: []arg{{date, "[19724]"}, {i64, "[1]"}}, errCat: invalid()},
+		{name: "=", args: []arg{{date, "[19724, 19724]"}, {i64, "[1, 20240102]"}}, want: "0,1"},
+		{name: "=", args: []arg{{date, "[19724, 19724, 19724]"}, {str, `["20240102", "2024-1-2", "2024-01-02 00:00:00"]`}}, want: "1,1,1"},
 		{name: ">", args: []arg{{arrow.FixedWidthTypes.Time64us, "[43200000001, 43200000000, 3600000000]"}, {str, `["12:00:00", "12:00:00", "12:00:00"]`}}, want: "1,0,0"},
 	})
 }

@@ -54,6 +54,8 @@ func sortColumnComparator(arr arrow.Array) (func(a, b int32) int, error) {
 		values = sortOrdered(k.Date32Values())
 	case *array.Timestamp:
 		values = sortOrdered(k.TimestampValues())
+	case *array.Time64:
+		values = sortOrdered(k.Time64Values())
 	case *array.Decimal128:
 		vals := k.Values()
 		values = func(a, b int32) int { return vals[a].Cmp(vals[b]) }

@@ -121,6 +121,8 @@ func NewRowKeyEncoder(cols []arrow.Array) (*RowKeyEncoder, error) {
 			c.kind, c.date = rowKeyDate32, a.Date32Values()
 		case *array.Timestamp:
 			c.kind, c.ts = rowKeyTimestamp, a.TimestampValues()
+		case *array.Time64: // a signed 64-bit count, encoded as a timestamp's
+			c.kind, c.ts = rowKeyTimestamp, arrow.TimestampTraits.CastFromBytes(arrow.Time64Traits.CastToBytes(a.Time64Values()))
 		default:
 			return nil, errs.Unsupportedf("grouping or joining on a value of type %s is not supported", arr.DataType())
 		}

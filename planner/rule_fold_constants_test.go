@@ -32,3 +32,16 @@ func TestFoldConstantsKeepsColumnExpressions(t *testing.T) {
 		t.Fatal("an expression over a column is not constant")
 	}
 }
+
+// Constants in a node below the root (here the scan's own filters) are folded too: the scan
+// filter then holds a plain literal a source can prune with.
+func TestFoldConstantsReachesScanFilters(t *testing.T) {
+	b := newPlanBuilder(t)
+	t1 := b.scan("t1")
+	sum := &Call{Func: "+", Args: []Expr{lit(2), lit(3)}, T: arrow.PrimitiveTypes.Int64}
+	t1.Filters = []Expr{cmp(">", col(t1.Columns[0]), sum)}
+	p := OptimizeWith(&Limit{Input: t1, Count: 1}, []Rule{FoldConstants{}})
+	assertPlan(t, p, `
+Limit: offset=0 count=1
+  Scan: t1 columns=[a#1, b#2, c#3] filters=[(a#1 > 5)]`)
+}

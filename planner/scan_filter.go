@@ -72,7 +72,11 @@ func scanDisjunction(s *Scan, e Expr) (catalog.Filter, bool) {
 			if !comparableClasses(c.Args[0].Type(), lit.Value.DataType()) {
 				return nil, false
 			}
-			p.Values = append(p.Values, lit.Value)
+			v, ok := temporalConstant(c.Args[0].Type(), lit.Value)
+			if !ok {
+				continue // text that is no date never equals the column
+			}
+			p.Values = append(p.Values, v)
 		}
 		return catalog.Filter{{p}}, true
 	case "is_null", "is_not_null":
@@ -88,6 +92,12 @@ func scanDisjunction(s *Scan, e Expr) (catalog.Filter, bool) {
 	case "=", "<=>", "<>", "<", "<=", ">", ">=":
 		if len(c.Args) != 2 {
 			return nil, false
+		}
+		if f, ok := truncatedRange(s, c.Func, c.Args[0], c.Args[1]); ok {
+			return f, true
+		}
+		if f, ok := truncatedRange(s, flipComparison[c.Func], c.Args[1], c.Args[0]); ok {
+			return f, true
 		}
 		p, ok := scanComparison(s, c.Func, c.Args[0], c.Args[1])
 		if !ok {
@@ -120,7 +130,11 @@ func scanComparison(s *Scan, op string, left, right Expr) (catalog.Predicate, bo
 	if !ok || !lit.Value.IsValid() || !comparableClasses(left.Type(), lit.Value.DataType()) {
 		return catalog.Predicate{}, false
 	}
-	return catalog.Predicate{Column: col, Op: comparisonOps[op], Values: []scalar.Scalar{lit.Value}}, true
+	v, ok := temporalConstant(left.Type(), lit.Value)
+	if !ok {
+		return catalog.Predicate{}, false
+	}
+	return catalog.Predicate{Column: col, Op: comparisonOps[op], Values: []scalar.Scalar{v}}, true
 }
 
 // scanColumn returns the table column index e reads, when e is a bare column of s.

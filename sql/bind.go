@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"vitess.io/vitess/go/vt/sqlparser"
@@ -46,7 +47,8 @@ type binder struct {
 	params    []scalar.Scalar
 	lastID    planner.ColumnID
 	numParams int
-	viewDepth int // nesting of view expansions in progress
+	viewDepth int       // nesting of view expansions in progress
+	now       time.Time // statement time, fixed at first use (statementTime)
 }
 
 // newID allocates a column ID never handed out before in this statement.

@@ -138,7 +138,13 @@ func (b *binder) expr(e sqlparser.Expr, ctx *exprContext) (planner.Expr, error) 
 	case *sqlparser.TrimFuncExpr:
 		return b.trim(e, ctx)
 	case *sqlparser.CurTimeFuncExpr:
-		return b.call(e.Name.Lowered())
+		return b.curTime(e)
+	case *sqlparser.IntervalDateExpr:
+		return b.intervalDate(e, ctx)
+	case *sqlparser.ExtractFuncExpr:
+		return b.extract(e, ctx)
+	case *sqlparser.TimestampDiffExpr:
+		return b.timestampDiff(e, ctx)
 	case *sqlparser.Subquery:
 		return b.scalarSubquery(e, ctx)
 	case *sqlparser.ExistsExpr:
@@ -170,6 +176,7 @@ func (b *binder) callAST(ctx *exprContext, name string, args ...sqlparser.Expr) 
 // call builds a typed call of a scalar function or operator, failing (InvalidInput or
 // NotFound) when the registry rejects the argument types.
 func (b *binder) call(name string, args ...planner.Expr) (planner.Expr, error) {
+	args = temporalOperands(name, args)
 	types := make([]arrow.DataType, len(args))
 	for i, a := range args {
 		types[i] = a.Type()
@@ -445,6 +452,9 @@ func (b *binder) cast(e sqlparser.Expr, ct *sqlparser.ConvertType, ctx *exprCont
 
 // function binds a call of a scalar function by its lower-case MySQL name.
 func (b *binder) function(e *sqlparser.FuncExpr, ctx *exprContext) (planner.Expr, error) {
+	if x, ok, err := b.currentTimeFunction(e, ctx); ok {
+		return x, err
+	}
 	return b.callAST(ctx, e.Name.Lowered(), e.Exprs...)
 }
 

@@ -6,7 +6,6 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
@@ -54,33 +53,17 @@ func literal(l *sqlparser.Literal) (planner.Expr, error) {
 		}
 		return &planner.Literal{Value: scalar.NewStringScalar(string(raw))}, nil
 	case sqlparser.DateVal:
-		t, err := time.Parse("2006-01-02", l.Val)
-		if err != nil {
-			return nil, errs.Invalidf("Incorrect DATE value: '%s'", l.Val)
-		}
-		return &planner.Literal{Value: scalar.NewDate32Scalar(arrow.Date32FromTime(t))}, nil
+		return dateLiteral(l.Val)
+	case sqlparser.TimeVal:
+		return timeLiteral(l.Val)
 	case sqlparser.TimestampVal:
-		t, err := parseTimestamp(l.Val)
-		if err != nil {
-			return nil, err
-		}
-		return &planner.Literal{Value: scalar.NewTimestampScalar(arrow.Timestamp(t.UnixMicro()), timestampType)}, nil
+		return timestampLiteral(l.Val)
 	}
 	return nil, errs.Unsupportedf("literal %s is not supported", sqlparser.String(l))
 }
 
 // timestampType is the engine's DATETIME / TIMESTAMP type.
 var timestampType = &arrow.TimestampType{Unit: arrow.Microsecond}
-
-// parseTimestamp reads 'YYYY-MM-DD hh:mm:ss[.ffffff]' (or a bare date) as UTC.
-func parseTimestamp(s string) (time.Time, error) {
-	for _, layout := range []string{"2006-01-02 15:04:05.999999", "2006-01-02T15:04:05.999999", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, errs.Invalidf("Incorrect DATETIME value: '%s'", s)
-}
 
 // integerLiteral reads digits in base as a BIGINT.
 func integerLiteral(digits string, base int, text string) (planner.Expr, error) {

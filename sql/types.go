@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"vitess.io/vitess/go/vt/sqlparser"
 
+	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
 )
 
@@ -28,6 +29,8 @@ func castType(ct *sqlparser.ConvertType) (arrow.DataType, error) {
 		return arrow.FixedWidthTypes.Date32, nil
 	case name == "datetime" || name == "timestamp":
 		return timestampType, nil
+	case name == "time":
+		return exec.TimeType, nil
 	}
 	return nil, errs.Unsupportedf("CAST to %s is not supported", strings.ToUpper(ct.Type))
 }
@@ -49,6 +52,8 @@ func columnType(ct *sqlparser.ColumnType) (arrow.DataType, error) {
 		return arrow.FixedWidthTypes.Date32, nil
 	case "datetime", "timestamp":
 		return timestampType, nil
+	case "time":
+		return exec.TimeType, nil
 	}
 	return nil, errs.Unsupportedf("column type %s is not supported", strings.ToUpper(ct.Type))
 }

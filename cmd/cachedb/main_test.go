@@ -136,6 +136,24 @@ func TestServeEmbeddedWarehouse(t *testing.T) {
 	if !strings.Contains(out, "files=11/30") {
 		t.Errorf("EXPLAIN does not show the day partitions pruned:\n%s", out)
 	}
+	// Date arithmetic on constants is folded at planning, unpadded date text is read as the
+	// comparison reads it, and YEAR(col) = n and DATE(col) = d become ranges: all prune the day
+	// partitions.
+	for filter, files := range map[string]string{
+		"pickup_at >= DATE '2026-01-21' - INTERVAL 1 DAY": "files=11/30",
+		"pickup_at >= '2026-1-20'":                        "files=11/30",
+		"YEAR(pickup_at) = 2025":                          "files=0/30",
+		"DATE(pickup_at) = '2026-01-20'":                  "files=1/30",
+	} {
+		out, errOut, err = runCLI(t, "", nil, "sql", "--connect", addr, "-e",
+			"EXPLAIN SELECT ride_id FROM demo.rides WHERE "+filter)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, errOut)
+		}
+		if !strings.Contains(out, files) {
+			t.Errorf("EXPLAIN … WHERE %s does not show %s:\n%s", filter, files, out)
+		}
+	}
 	// Time travel to the tagged first snapshot sees only the first append.
 	out, errOut, err = runCLI(t, "", nil, "sql", "--connect", addr, "-e",
 		"SELECT count(*) AS n FROM demo.`rides@initial`")

@@ -34,7 +34,7 @@ func (t *resultTable) add(rec arrow.RecordBatch) {
 			if col.IsNull(r) {
 				row[c] = "NULL"
 			} else {
-				row[c] = col.ValueStr(r)
+				row[c] = cellText(col, r)
 			}
 		}
 		t.rows = append(t.rows, row)

@@ -118,6 +118,8 @@ func sqlValueOf(col arrow.Array, row int) (sqlValue, error) {
 	case *array.Timestamp:
 		unit := c.DataType().(*arrow.TimestampType).Unit
 		return sqlValue{kind: kindTemporal, s: formatTimestamp(c.Value(row).ToTime(unit))}, nil
+	case *array.Time64:
+		return sqlValue{kind: kindTemporal, s: formatTime(c.Value(row), c.DataType().(*arrow.Time64Type).Unit)}, nil
 	case *array.Dictionary:
 		return sqlValueOf(c.Dictionary(), c.GetValueIndex(row))
 	}
@@ -131,6 +133,21 @@ func formatTimestamp(t time.Time) string {
 		return t.Format(time.DateTime)
 	}
 	return t.Format("2006-01-02 15:04:05.000000")
+}
+
+// formatTime prints a TIME as MySQL does, [-]hh:mm:ss[.ffffff]: the value is a signed duration
+// (-838:59:59 … 838:59:59), not only a time of day.
+func formatTime(v arrow.Time64, unit arrow.TimeUnit) string {
+	d := time.Duration(v) * unit.Multiplier()
+	sign := ""
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	s := fmt.Sprintf("%s%02d:%02d:%02d", sign, int64(d/time.Hour), int64(d/time.Minute)%60, int64(d/time.Second)%60)
+	if frac := int64(d % time.Second / time.Microsecond); frac != 0 {
+		s += fmt.Sprintf(".%06d", frac)
+	}
+	return s
 }
 
 // formatInteger renders a value in an I column. Integers and booleans print as %d.
