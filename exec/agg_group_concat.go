@@ -37,7 +37,7 @@ func (a *aggGroupConcat) update(groups []uint32, args []arrow.Array) error {
 rows:
 	for i, g := range groups {
 		for _, arg := range args {
-			if arg.IsNull(i) {
+			if !validAt(arg, i) {
 				continue rows
 			}
 		}
