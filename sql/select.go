@@ -215,23 +215,38 @@ func (s *selectBlock) groupBy() error {
 	}
 	ctx := &exprContext{scope: s.scope, clause: "group statement", aliases: s.aliases}
 	seen := map[string]bool{}
+	var constant planner.Expr
+	add := func(x planner.Expr) {
+		seen[exprKey(x)] = true
+		s.group.keys = append(s.group.keys, x)
+		s.group.columns = append(s.group.columns, planner.Column{ID: s.b.newID(), Name: displayName(x), Type: x.Type(), Nullable: true})
+	}
 	for _, ge := range s.sel.GroupBy.Exprs {
 		x, err := s.groupItem(ge, ctx)
 		if err != nil {
 			return err
 		}
+		if _, isConst := x.(*planner.Literal); isConst {
+			if constant == nil {
+				constant = x
+			}
+			continue
+		}
 		if x == nil || seen[exprKey(x)] {
 			continue
 		}
-		seen[exprKey(x)] = true
-		name := displayName(x)
-		s.group.keys = append(s.group.keys, x)
-		s.group.columns = append(s.group.columns, planner.Column{ID: s.b.newID(), Name: name, Type: x.Type(), Nullable: true})
+		add(x)
+	}
+	// A constant does not split groups, but GROUP BY of constants only is still grouped: over
+	// no rows it gives no row (an ungrouped aggregate gives one), so one constant stays a key.
+	if len(s.group.keys) == 0 && constant != nil {
+		add(constant)
 	}
 	return nil
 }
 
-// groupItem binds one GROUP BY item; nil for a constant, which does not split groups.
+// groupItem binds one GROUP BY item; a constant comes back as a *planner.Literal, which the
+// caller keeps as a key only when nothing else groups.
 func (s *selectBlock) groupItem(ge sqlparser.Expr, ctx *exprContext) (planner.Expr, error) {
 	if n, ok := position(ge); ok {
 		if n < 1 || n > len(s.items) {
@@ -252,9 +267,6 @@ func (s *selectBlock) groupItem(ge sqlparser.Expr, ctx *exprContext) (planner.Ex
 	x, err := s.b.expr(ge, ctx)
 	if err != nil {
 		return nil, err
-	}
-	if _, isConst := x.(*planner.Literal); isConst {
-		return nil, nil
 	}
 	return x, nil
 }
