@@ -18,6 +18,13 @@ func TestComparison(t *testing.T) {
 		{name: "<=>", args: []arg{{null, "[null, null]"}, {i64, "[1, null]"}}, want: "0,1"},
 		{name: "=", args: []arg{{null, "[null]"}, {i64, "[1]"}}, want: "NULL", wantT: bln},
 		{name: "=", args: []arg{{bln, "[true, false]"}, {i64, "[1, 1]"}}, want: "1,0"},
+		// Wider than 38 digits together: compared exactly, not as doubles.
+		{name: "=", args: []arg{{dec(38, 2), `["21.35", "21.35"]`}, {dec(8, 6), `["21.350000", "21.350001"]`}}, want: "1,0"},
+		{name: "<", args: []arg{{dec(38, 2), `["12345678901234567890123.01"]`}, {dec(30, 7), `["12345678901234567890123.0100001"]`}}, want: "1"},
+		{name: ">", args: []arg{{dec(38, 20), `["1.00000000000000000001"]`}, {i64, "[1]"}}, want: "1"},
+		{name: "=", args: []arg{{dec(38, 20), `["1.00000000000000000000"]`}, {bln, "[true]"}}, want: "1"},
+		{name: "in", args: []arg{{dec(38, 2), `["21.35", "1.00"]`}, {dec(8, 6), `["21.350000", "1.000001"]`}}, want: "1,0"},
+		{name: "between", args: []arg{{dec(38, 2), `["21.35"]`}, {dec(8, 6), `["21.350000"]`}, {dec(8, 6), `["21.350001"]`}}, want: "1"},
 	})
 }
 
