@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"vitess.io/vitess/go/vt/sqlparser"
 
 	"github.com/cachedb/cachedb/internal/errs"
@@ -445,7 +446,43 @@ func (b *binder) cast(e sqlparser.Expr, ct *sqlparser.ConvertType, ctx *exprCont
 
 // function binds a call of a scalar function by its lower-case MySQL name.
 func (b *binder) function(e *sqlparser.FuncExpr, ctx *exprContext) (planner.Expr, error) {
-	return b.callAST(ctx, e.Name.Lowered(), e.Exprs...)
+	x, err := b.callAST(ctx, e.Name.Lowered(), e.Exprs...)
+	if err != nil {
+		return nil, err
+	}
+	return roundedScale(x), nil
+}
+
+// roundedScale gives ROUND(x, d) and TRUNCATE(x, d) of a DECIMAL with a constant d the scale
+// MySQL gives them, min(scale of x, max(d, 0)): ROUND(93.27, 0) is 93, not 93.00. The value is
+// already rounded to d places, so the narrowing cast only drops zeros. With a d that is not
+// constant the result keeps the scale of x (a type cannot depend on a row's value).
+func roundedScale(x planner.Expr) planner.Expr {
+	call, ok := x.(*planner.Call)
+	if !ok || (call.Func != "round" && call.Func != "truncate") || len(call.Args) != 2 {
+		return x
+	}
+	dt, ok := call.T.(*arrow.Decimal128Type)
+	if !ok {
+		return x
+	}
+	lit, ok := call.Args[1].(*planner.Literal)
+	if !ok || lit.Value == nil || !lit.Value.IsValid() {
+		return x
+	}
+	var d int64
+	switch v := lit.Value.(type) {
+	case *scalar.Int64:
+		d = v.Value
+	default:
+		return x
+	}
+	scale := int32(min(max(d, 0), int64(dt.Scale)))
+	if scale == dt.Scale {
+		return x
+	}
+	precision := max(dt.Precision-(dt.Scale-scale), 1)
+	return &planner.Cast{Expr: x, To: &arrow.Decimal128Type{Precision: precision, Scale: scale}}
 }
 
 // trim binds TRIM/LTRIM/RTRIM; TRIM with a custom remove string maps to trim(x, remstr) for
