@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"unicode/utf8"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -11,10 +13,14 @@ import (
 // aggGroupConcatSeparator joins the values of a group, as MySQL's default SEPARATOR does.
 const aggGroupConcatSeparator = ','
 
+// aggGroupConcatMaxLen is MySQL's default group_concat_max_len, in bytes.
+const aggGroupConcatMaxLen = 1024
+
 // aggGroupConcatDef is GROUP_CONCAT(x, …): per row whose arguments are all non-NULL, the
 // arguments' text concatenated; rows joined by ",", in input order (SQL leaves it unspecified).
 // NULL for a group without such rows. The state is the partial string, joined by "," on merge.
-// MySQL's group_concat_max_len truncation is not applied.
+// The result is cut to aggGroupConcatMaxLen bytes (MySQL's default group_concat_max_len), at a
+// character boundary; once cut, a group takes no more text.
 func aggGroupConcatDef(argTypes []arrow.DataType) *aggregateDef {
 	return &aggregateDef{
 		result: arrow.BinaryTypes.String,
@@ -26,11 +32,13 @@ func aggGroupConcatDef(argTypes []arrow.DataType) *aggregateDef {
 type aggGroupConcat struct {
 	texts [][]byte
 	seen  []bool
+	full  []bool // cut at aggGroupConcatMaxLen
 }
 
 func (a *aggGroupConcat) grow(n int) {
 	a.texts = aggGrow(a.texts, n, nil)
 	a.seen = aggGrow(a.seen, n, false)
+	a.full = aggGrow(a.full, n, false)
 }
 
 func (a *aggGroupConcat) update(groups []uint32, args []arrow.Array) error {
@@ -41,6 +49,9 @@ rows:
 				continue rows
 			}
 		}
+		if a.full[g] {
+			continue
+		}
 		if a.seen[g] {
 			a.texts[g] = append(a.texts[g], aggGroupConcatSeparator)
 		}
@@ -48,8 +59,25 @@ rows:
 		for _, arg := range args {
 			a.texts[g] = aggAppendText(a.texts[g], arg, i)
 		}
+		if len(a.texts[g]) > aggGroupConcatMaxLen {
+			a.texts[g] = cutUTF8(a.texts[g], aggGroupConcatMaxLen)
+			a.full[g] = true
+		}
 	}
 	return nil
+}
+
+// cutUTF8 returns the longest prefix of b of at most n bytes that does not split a UTF-8
+// character.
+func cutUTF8(b []byte, n int) []byte {
+	if len(b) <= n {
+		return b
+	}
+	end := n
+	for end > 0 && !utf8.RuneStart(b[end]) {
+		end--
+	}
+	return b[:end]
 }
 
 func (a *aggGroupConcat) merge(groups []uint32, states []arrow.Array) error {
