@@ -21,11 +21,18 @@ func (FoldConstants) Name() string { return "fold_constants" }
 func (FoldConstants) Rewrite(p Plan) (Plan, bool) {
 	changed := false
 	out, _ := transformUp(p, func(n Plan) (Plan, bool) {
-		return mapNodeExprs(n, func(e Expr) Expr {
+		// The node's own change is reported so that transformUp rebuilds its parents with it.
+		nodeChanged := false
+		m := mapNodeExprs(n, func(e Expr) Expr {
 			f, c := foldExpr(e)
-			changed = changed || c
+			nodeChanged = nodeChanged || c
 			return f
-		}), false
+		})
+		changed = changed || nodeChanged
+		if !nodeChanged {
+			return n, false
+		}
+		return m, true
 	})
 	return out, changed
 }
