@@ -90,6 +90,17 @@ type InSubquery struct {
 	Negated bool
 }
 
+// QuantifiedSubquery is Expr Op ANY (SELECT …) (All false; SOME is ANY) or Expr Op ALL
+// (SELECT …), Op one of =, <>, <, <=, >, >=, with MySQL's NULL semantics: ANY is TRUE when the
+// comparison holds for some value, ALL when it holds for every value; an empty set gives FALSE
+// for ANY and TRUE for ALL; otherwise a NULL comparison that could decide it makes it NULL.
+type QuantifiedSubquery struct {
+	Expr Expr
+	Op   string
+	All  bool
+	Plan Plan
+}
+
 // AggregateCall is an aggregate function. It appears only in Aggregate.Aggs; everywhere else the
 // aggregate's result is referenced by a ColumnRef to the Aggregate's output column.
 type AggregateCall struct {
@@ -99,16 +110,17 @@ type AggregateCall struct {
 	T        arrow.DataType
 }
 
-func (*ColumnRef) expr()      {}
-func (*Literal) expr()        {}
-func (*Param) expr()          {}
-func (*Call) expr()           {}
-func (*Cast) expr()           {}
-func (*Case) expr()           {}
-func (*ScalarSubquery) expr() {}
-func (*Exists) expr()         {}
-func (*InSubquery) expr()     {}
-func (*AggregateCall) expr()  {}
+func (*ColumnRef) expr()          {}
+func (*Literal) expr()            {}
+func (*Param) expr()              {}
+func (*Call) expr()               {}
+func (*Cast) expr()               {}
+func (*Case) expr()               {}
+func (*ScalarSubquery) expr()     {}
+func (*Exists) expr()             {}
+func (*InSubquery) expr()         {}
+func (*QuantifiedSubquery) expr() {}
+func (*AggregateCall) expr()      {}
 
 func (e *ColumnRef) Type() arrow.DataType { return e.T }
 func (e *Literal) Type() arrow.DataType   { return e.Value.DataType() }
@@ -119,9 +131,10 @@ func (e *Case) Type() arrow.DataType      { return e.T }
 func (e *ScalarSubquery) Type() arrow.DataType {
 	return e.Plan.Schema()[0].Type
 }
-func (e *Exists) Type() arrow.DataType        { return arrow.FixedWidthTypes.Boolean }
-func (e *InSubquery) Type() arrow.DataType    { return arrow.FixedWidthTypes.Boolean }
-func (e *AggregateCall) Type() arrow.DataType { return e.T }
+func (e *Exists) Type() arrow.DataType             { return arrow.FixedWidthTypes.Boolean }
+func (e *InSubquery) Type() arrow.DataType         { return arrow.FixedWidthTypes.Boolean }
+func (e *QuantifiedSubquery) Type() arrow.DataType { return arrow.FixedWidthTypes.Boolean }
+func (e *AggregateCall) Type() arrow.DataType      { return e.T }
 
 func (e *ColumnRef) String() string { return fmt.Sprintf("%s#%d", e.Name, e.ID) }
 func (e *Literal) String() string {
@@ -172,6 +185,13 @@ func (e *InSubquery) String() string {
 		return fmt.Sprintf("%s NOT IN (subquery)", e.Expr)
 	}
 	return fmt.Sprintf("%s IN (subquery)", e.Expr)
+}
+func (e *QuantifiedSubquery) String() string {
+	q := "ANY"
+	if e.All {
+		q = "ALL"
+	}
+	return fmt.Sprintf("%s %s %s (subquery)", e.Expr, e.Op, q)
 }
 func (e *AggregateCall) String() string {
 	if len(e.Args) == 0 {

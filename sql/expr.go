@@ -253,9 +253,6 @@ func (b *binder) param(a *sqlparser.Argument) (planner.Expr, error) {
 
 // comparison binds =, <>, <, <=, >, >=, <=>, [NOT] IN, [NOT] LIKE and [NOT] REGEXP.
 func (b *binder) comparison(e *sqlparser.ComparisonExpr, ctx *exprContext) (planner.Expr, error) {
-	if e.Modifier != sqlparser.Missing {
-		return nil, errs.Unsupportedf("comparison with ANY/ALL is not supported: %s", sqlparser.String(e))
-	}
 	op, negated := "", false
 	switch e.Operator {
 	case sqlparser.EqualOp:
@@ -287,11 +284,48 @@ func (b *binder) comparison(e *sqlparser.ComparisonExpr, ctx *exprContext) (plan
 	if isRow(e.Left) || isRow(e.Right) {
 		return nil, errs.Unsupportedf("row comparisons are not supported: %s", sqlparser.String(e))
 	}
+	if e.Modifier != sqlparser.Missing {
+		return b.quantified(e, op, ctx)
+	}
 	x, err := b.callAST(ctx, op, e.Left, e.Right)
 	if err != nil || !negated {
 		return x, err
 	}
 	return b.call("not", x)
+}
+
+// quantified binds x op ANY|SOME|ALL (SELECT …). = ANY is IN and <> ALL is NOT IN (the same
+// truth values, NULLs included), so they become InSubquery and can be decorrelated into joins;
+// the other forms become a QuantifiedSubquery.
+func (b *binder) quantified(e *sqlparser.ComparisonExpr, op string, ctx *exprContext) (planner.Expr, error) {
+	all := e.Modifier == sqlparser.All
+	sub, ok := e.Right.(*sqlparser.Subquery)
+	if !ok {
+		return nil, errs.Invalidf("ANY, SOME and ALL need a subquery: %s", sqlparser.String(e))
+	}
+	switch op {
+	case "=", "<>", "<", "<=", ">", ">=":
+	default:
+		return nil, errs.Unsupportedf("operator %s with ANY/ALL is not supported", op)
+	}
+	left, err := b.expr(e.Left, ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := b.tableStatement(sub.Select, ctx.scope)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Schema()) != 1 {
+		return nil, errs.Invalidf("Operand should contain 1 column(s)")
+	}
+	switch {
+	case op == "=" && !all:
+		return &planner.InSubquery{Expr: left, Plan: p}, nil
+	case op == "<>" && all:
+		return &planner.InSubquery{Expr: left, Plan: p, Negated: true}, nil
+	}
+	return &planner.QuantifiedSubquery{Expr: left, Op: op, All: all, Plan: p}, nil
 }
 
 // isRow reports whether e is a row constructor (a tuple of more than one value).
