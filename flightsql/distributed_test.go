@@ -92,6 +92,48 @@ func TestDistributedQueriesMatchOneProcess(t *testing.T) {
 	}
 }
 
+// TestDistributedQueriesWhenTheFilterPrunesEveryFile: a pushed-down filter no file can match
+// leaves a distributed scan without tasks; the data nodes agree that nobody reads it, and the
+// answers are those of a server alone (one row for an ungrouped aggregate, none otherwise).
+func TestDistributedQueriesWhenTheFilterPrunesEveryFile(t *testing.T) {
+	wh := demoWarehouse(t)
+	newEngineConfig := func() engine.Config {
+		return engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}
+	}
+	key := []byte("cluster secret")
+	var nodes []string
+	for range 3 {
+		nodes = append(nodes, startDataNode(t, newEngineConfig(), key).addr)
+	}
+	head := startServer(t, newEngineConfig(), Options{TicketKey: key, DataNodes: func() []string { return nodes }})
+	head.eng.UseShuffles(cluster.NewShuffles(key))
+	head.eng.UseDataNodes(func() int { return len(nodes) })
+	alone := startServer(t, newEngineConfig(), Options{})
+	headConn, aloneConn := head.sessionConn(t), alone.sessionConn(t)
+	for _, tt := range []struct {
+		query string
+		rows  int
+	}{
+		{"SELECT count(*), sum(fare) FROM demo.rides WHERE ride_id > 100000000", 1},
+		{"SELECT city FROM demo.rides WHERE ride_id > 100000000 ORDER BY city", 0},
+		{"SELECT city, count(*) FROM demo.rides WHERE ride_id > 100000000 GROUP BY city", 0},
+		{"SELECT DISTINCT city FROM demo.rides WHERE ride_id > 100000000", 0},
+		{"SELECT ride_id FROM demo.rides WHERE ride_id > 100000000", 0},
+		{"SELECT a.city, count(*) FROM demo.rides a JOIN demo.rides b ON a.ride_id = b.ride_id WHERE a.ride_id > 100000000 GROUP BY a.city", 0},
+	} {
+		t.Run(tt.query, func(t *testing.T) {
+			_, got := adbcQuery(t, headConn, tt.query)
+			_, want := adbcQuery(t, aloneConn, tt.query)
+			if len(want) != tt.rows {
+				t.Fatalf("the reference answer has %d rows, want %d", len(want), tt.rows)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("distributed answer %q, want %q", got, want)
+			}
+		})
+	}
+}
+
 // TestQueriesThroughViewsRunOnTheHead: data nodes plan the SQL text and do not have the head's
 // views, so a query naming a view of an Iceberg table runs on the head, with the same answer.
 func TestQueriesThroughViewsRunOnTheHead(t *testing.T) {
