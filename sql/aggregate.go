@@ -95,7 +95,38 @@ func (b *binder) aggregate(f sqlparser.AggrFunc, ctx *exprContext) (planner.Expr
 	if err != nil {
 		return nil, err
 	}
+	if x, ok, err := b.wideAggregate(ctx, name, args, distinct, t); ok || err != nil {
+		return x, err
+	}
 	return ctx.agg.add(b, &planner.AggregateCall{Func: name, Args: args, Distinct: distinct, T: t}), nil
+}
+
+// wideAggregate computes SUM or AVG of a decimal quotient on the quotient's full precision
+// (sql/quotients.go) and narrows the result to the declared type t; ok is false when the
+// argument is no quotient.
+func (b *binder) wideAggregate(ctx *exprContext, name string, args []planner.Expr, distinct bool, t arrow.DataType) (planner.Expr, bool, error) {
+	declared, isDecimal := t.(*arrow.Decimal128Type)
+	if (name != "sum" && name != "avg") || len(args) != 1 || !isDecimal {
+		return nil, false, nil
+	}
+	w, err := b.wideOperand(args[0])
+	if err != nil || w == args[0] {
+		return nil, false, err
+	}
+	wt, err := resolveAggregateType(name, []arrow.DataType{w.Type()}, distinct)
+	if err != nil {
+		return nil, false, nil
+	}
+	ref := ctx.agg.add(b, &planner.AggregateCall{Func: name, Args: []planner.Expr{w}, Distinct: distinct, T: wt})
+	if arrow.TypeEqual(wt, declared) {
+		return ref, true, nil
+	}
+	narrow := &planner.Cast{Expr: ref, To: declared}
+	if b.wide == nil {
+		b.wide = map[*planner.Cast]planner.Expr{}
+	}
+	b.wide[narrow] = ref
+	return narrow, true, nil
 }
 
 // overClause reports whether an aggregate is used as a window function.

@@ -47,6 +47,8 @@ type binder struct {
 	lastID    planner.ColumnID
 	numParams int
 	viewDepth int // nesting of view expansions in progress
+	// wide maps each cast widenQuotients made back to the full-precision value it narrows.
+	wide map[*planner.Cast]planner.Expr
 }
 
 // newID allocates a column ID never handed out before in this statement.

@@ -179,7 +179,7 @@ func (b *binder) call(name string, args ...planner.Expr) (planner.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &planner.Call{Func: name, Args: args, T: t}, nil
+	return b.widenQuotients(&planner.Call{Func: name, Args: args, T: t})
 }
 
 // column resolves a column name: the query block's own FROM columns first, then (unqualified
