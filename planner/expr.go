@@ -110,17 +110,19 @@ type AggregateCall struct {
 	T        arrow.DataType
 }
 
-func (*ColumnRef) expr()          {}
-func (*Literal) expr()            {}
-func (*Param) expr()              {}
-func (*Call) expr()               {}
-func (*Cast) expr()               {}
-func (*Case) expr()               {}
-func (*ScalarSubquery) expr()     {}
-func (*Exists) expr()             {}
-func (*InSubquery) expr()         {}
-func (*QuantifiedSubquery) expr() {}
-func (*AggregateCall) expr()      {}
+func (*ColumnRef) expr()      {}
+func (*Literal) expr()        {}
+func (*Param) expr()          {}
+func (*Call) expr()           {}
+func (*Cast) expr()           {}
+func (*Case) expr()           {}
+func (*ScalarSubquery) expr() {}
+func (*Exists) expr()         {}
+func (*InSubquery) expr()     {}
+func (*AggregateCall) expr()  {}
+
+func (*QuantifiedSubquery) expr()                  {}
+func (e *QuantifiedSubquery) Type() arrow.DataType { return arrow.FixedWidthTypes.Boolean }
 
 func (e *ColumnRef) Type() arrow.DataType { return e.T }
 func (e *Literal) Type() arrow.DataType   { return e.Value.DataType() }
@@ -131,10 +133,9 @@ func (e *Case) Type() arrow.DataType      { return e.T }
 func (e *ScalarSubquery) Type() arrow.DataType {
 	return e.Plan.Schema()[0].Type
 }
-func (e *Exists) Type() arrow.DataType             { return arrow.FixedWidthTypes.Boolean }
-func (e *InSubquery) Type() arrow.DataType         { return arrow.FixedWidthTypes.Boolean }
-func (e *QuantifiedSubquery) Type() arrow.DataType { return arrow.FixedWidthTypes.Boolean }
-func (e *AggregateCall) Type() arrow.DataType      { return e.T }
+func (e *Exists) Type() arrow.DataType        { return arrow.FixedWidthTypes.Boolean }
+func (e *InSubquery) Type() arrow.DataType    { return arrow.FixedWidthTypes.Boolean }
+func (e *AggregateCall) Type() arrow.DataType { return e.T }
 
 func (e *ColumnRef) String() string { return fmt.Sprintf("%s#%d", e.Name, e.ID) }
 func (e *Literal) String() string {

@@ -21,18 +21,11 @@ func (FoldConstants) Name() string { return "fold_constants" }
 func (FoldConstants) Rewrite(p Plan) (Plan, bool) {
 	changed := false
 	out, _ := transformUp(p, func(n Plan) (Plan, bool) {
-		// The node's own change is reported so that transformUp rebuilds its parents with it.
-		nodeChanged := false
-		m := mapNodeExprs(n, func(e Expr) Expr {
+		return mapNodeExprs(n, func(e Expr) Expr {
 			f, c := foldExpr(e)
-			nodeChanged = nodeChanged || c
+			changed = changed || c
 			return f
-		})
-		changed = changed || nodeChanged
-		if !nodeChanged {
-			return n, false
-		}
-		return m, true
+		}), false
 	})
 	return out, changed
 }
