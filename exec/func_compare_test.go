@@ -54,7 +54,7 @@ func TestInBetweenLike(t *testing.T) {
 		{name: "in", args: []arg{{str, `["a", "b"]`}, {str, `["a", "c"]`}, {null, "[null, null]"}}, want: "1,NULL"},
 		{name: "between", args: []arg{{i64, "[1, 5, 10, null, 5]"}, {i64, "[2, 2, 2, 2, null]"}, {i64, "[8, 8, 8, 8, 4]"}}, want: "0,1,0,NULL,0"},
 		{name: "between", args: []arg{{i64, "[5]"}, {null, "[null]"}, {i64, "[8]"}}, want: "NULL"},
-		{name: "like", args: []arg{{str, `["abc", "ABC", "abd", "a", null, "a%c", "axc"]`}, {str, `["a%c", "a_c", "a%c", "a%", "a", "a\\%c", "a\\%c"]`}}, want: "1,1,0,1,NULL,1,0"},
+		{name: "like", args: []arg{{str, `["abc", "ABC", "abd", "a", null, "a%c", "axc", "Abc"]`}, {str, `["a%c", "a_c", "a%c", "a%", "a", "a\\%c", "a\\%c", "a%"]`}}, want: "1,0,0,1,NULL,1,0,0"},
 		{name: "like", args: []arg{{str, `["", "x", "hello world", "mississippi"]`}, {str, `["%", "", "%o w%", "%iss%ppi"]`}}, want: "1,0,1,1"},
 		{name: "like", args: []arg{{i64, "[123, 45]"}, {str, `["1%", "_"]`}}, want: "1,0"},
 		{name: "like", args: []arg{{str, `["a|%b"]`}, {str, `["a||%%"]`}, {str, `["|"]`}}, want: "1"},
