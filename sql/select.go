@@ -63,19 +63,40 @@ func (b *binder) selectStmt(sel *sqlparser.Select, outer *scope) (planner.Plan, 
 	}
 	if sel.Where != nil {
 		cond, err := b.condition(sel.Where.Expr, &exprContext{scope: sc, clause: "where clause"})
+		if needsAggregation(err, sc) {
+			return nil, errs.Invalidf("Invalid use of group function")
+		}
 		if err != nil {
 			return nil, err
 		}
 		input = &planner.Filter{Input: input, Cond: cond}
 	}
-	blk := &selectBlock{b: b, sel: sel, scope: sc}
-	if err := blk.expandItems(); err != nil {
+	newBlock := func() (*selectBlock, error) {
+		blk := &selectBlock{b: b, sel: sel, scope: sc}
+		return blk, blk.expandItems()
+	}
+	blk, err := newBlock()
+	if err != nil {
 		return nil, err
 	}
-	grouped := sel.GroupBy != nil && len(sel.GroupBy.Exprs) > 0 ||
-		containsAggregate(sel.SelectExprs, sel.Having, sel.OrderBy)
-	if grouped {
-		return blk.bindGrouped(input)
+	hasGroupBy := sel.GroupBy != nil && len(sel.GroupBy.Exprs) > 0
+	if !hasGroupBy && !containsAggregate(sel.SelectExprs, sel.Having, sel.OrderBy) {
+		out, err := blk.bindPlain(input)
+		if !needsAggregation(err, sc) {
+			return out, err
+		}
+		// An aggregate in a subquery belongs to this block: bind it as an aggregation.
+		if blk, err = newBlock(); err != nil {
+			return nil, err
+		}
+	}
+	out, err := blk.bindGrouped(input)
+	if err != nil || hasGroupBy || len(blk.agg.calls) > 0 {
+		return out, err
+	}
+	// Its aggregates all belonged to enclosing blocks: this block does not aggregate.
+	if blk, err = newBlock(); err != nil {
+		return nil, err
 	}
 	return blk.bindPlain(input)
 }
@@ -174,6 +195,8 @@ func (s *selectBlock) bindPlain(input planner.Plan) (planner.Plan, error) {
 // every aggregate call of SELECT, HAVING and ORDER BY; HAVING filters its output.
 func (s *selectBlock) bindGrouped(input planner.Plan) (planner.Plan, error) {
 	s.agg = &aggregation{}
+	s.scope.agg = s.agg
+	defer func() { s.scope.agg = nil }()
 	s.group = &grouping{input: s.scope.ids(), agg: s.agg}
 	if err := s.groupBy(); err != nil {
 		return nil, err
