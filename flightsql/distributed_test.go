@@ -56,6 +56,7 @@ func TestDistributedQueriesMatchOneProcess(t *testing.T) {
 		{"SELECT count(*) FROM demo.rides WHERE passengers NOT IN (SELECT passengers FROM demo.rides WHERE city = 'Lisbon' AND passengers > 3)", 1},
 		{"SELECT city FROM demo.rides WHERE ride_id < 100 UNION SELECT city FROM demo.rides WHERE ride_id > 199900", 1},
 		{"SELECT count(*) FROM demo.rides WHERE fare > (SELECT avg(fare) FROM demo.rides)", 1},
+		{"SELECT count(*) FROM demo.rides WHERE passengers > ALL (SELECT passengers FROM demo.rides WHERE city = 'Lisbon' AND passengers < 3)", 1},
 		{"SELECT city, sum(fare) FROM demo.rides WHERE ride_id BETWEEN 1000 AND 1200 GROUP BY city ORDER BY city", 1},
 	}
 	headConn, aloneConn := head.sessionConn(t), alone.sessionConn(t)
