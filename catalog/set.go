@@ -99,7 +99,8 @@ func (s *Set) WithCurrent(catalogName, namespace string) (*Set, error) {
 }
 
 // WithPins returns a copy of s that resolves every unversioned name found in pins
-// (case-insensitively) at the version pins gives ("@<snapshot id>"), and records the version of
+// (case-insensitively) at the version pins gives ("@<snapshot id>"; a table of the primary
+// catalog, a dataset, as "primary@<generation>", found only there), and records the version of
 // every other versioned table it resolves. Pins then reports them all, so that running the same
 // statement again with them reads exactly the same table states.
 func (s *Set) WithPins(pins map[string]string) *Set {
@@ -198,45 +199,68 @@ func (s *Set) Table(ctx context.Context, name string) (Table, error) {
 		// A name written with a version (a tag, a branch, a timestamp) is pinned too: to the
 		// snapshot it resolved to, in case the tag moves.
 		base, _, _ := strings.Cut(name, "@")
+		if v, ok := strings.CutPrefix(version, primaryPin); ok {
+			// Pinned in the primary catalog (a dataset): only there, never a source's table
+			// of the same name, which a version number of the other kind would not find.
+			local := base
+			if dot := strings.LastIndexByte(base, '.'); dot >= 0 {
+				local = base[dot+1:]
+			}
+			return s.primary.Table(ctx, local+v)
+		}
 		return s.table(ctx, base+version)
 	}
-	t, err := s.table(ctx, name)
+	t, c, err := s.tableIn(ctx, name)
 	if vt, ok := t.(VersionedTable); ok && err == nil && vt.Version() != "" {
+		version := vt.Version()
+		if c == s.primary {
+			version = primaryPin + version
+		}
 		s.pins.mu.Lock()
-		s.pins.versions[key] = vt.Version()
+		s.pins.versions[key] = version
 		s.pins.mu.Unlock()
 	}
 	return t, err
 }
 
+// primaryPin starts the pin of a table resolved in the primary catalog (a dataset, "@<generation>"),
+// so that the pin says where the name resolved: a dataset and a source table may share a name.
+const primaryPin = "primary"
+
 func (s *Set) table(ctx context.Context, name string) (Table, error) {
+	t, _, err := s.tableIn(ctx, name)
+	return t, err
+}
+
+// tableIn resolves name and also returns the catalog the table was found in.
+func (s *Set) tableIn(ctx context.Context, name string) (Table, Catalog, error) {
 	c, local, err := s.Resolve(name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if c != s.primary && strings.Contains(name, "@") && !strings.Contains(name, ".") {
 		// A versioned unqualified name is a pinned dataset of the primary catalog when it has
 		// one of that name; a source's table otherwise.
 		if t, err := s.primary.Table(ctx, name); err == nil || errs.CategoryOf(err) != errs.NotFound || s.hasBase(ctx, name) {
-			return t, err
+			return t, s.primary, err
 		}
 	}
 	t, err := c.Table(ctx, local)
 	if err == nil || errs.CategoryOf(err) != errs.NotFound || strings.Contains(name, ".") {
-		return t, err
+		return t, c, err
 	}
 	// An unqualified name not found where it resolved first: try the other place.
 	switch {
 	case c == s.primary && s.def != nil:
 		if t2, err2 := s.def.Table(ctx, name); err2 == nil {
-			return t2, nil
+			return t2, s.def, nil
 		}
 	case c == s.current && !strings.Contains(name, "@"):
 		if t2, err2 := s.primary.Table(ctx, name); err2 == nil {
-			return t2, nil
+			return t2, s.primary, nil
 		}
 	}
-	return t, err
+	return t, c, err
 }
 
 // hasBase reports whether the primary catalog has a table named as versioned name is, without

@@ -2,6 +2,7 @@ package catalog_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -145,5 +146,57 @@ func TestSetWithCurrentCatalogAndNamespace(t *testing.T) {
 		t.Error(err)
 	} else if c, _, _ := same.Resolve("t"); c.Name() != "cachedb" {
 		t.Errorf("current cachedb.public: %s", c.Name())
+	}
+}
+
+// anyVersion is a source catalog that has every version of its tables, as an Iceberg catalog
+// whose snapshot ids happen to match would.
+type anyVersion struct{ *memcat.Catalog }
+
+func (c anyVersion) Table(ctx context.Context, name string) (catalog.Table, error) {
+	base, _, _ := strings.Cut(name, "@")
+	return c.Catalog.Table(ctx, base)
+}
+
+// A dataset pinned by the head is looked up only in the primary catalog, even where a source
+// catalog has a table of the same name (a data node that does not hold the dataset).
+func TestSetPinsSayWhichCatalogResolved(t *testing.T) {
+	ctx := context.Background()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	headPrimary := newMem(t, "cachedb")
+	if _, err := headPrimary.AttachDataset(memcat.NewDataset("rides", 7, schema, 1), false); err != nil {
+		t.Fatal(err)
+	}
+	lake := anyVersion{newMem(t, "lake", "rides")}
+	head, err := catalog.NewSet(headPrimary, []catalog.Catalog{lake}, "lake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head = head.WithPins(nil)
+	tbl, err := head.Table(ctx, "rides")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tbl.(*memcat.Dataset); !ok {
+		t.Fatalf("the head resolved rides to %T, want the dataset", tbl)
+	}
+	pins := head.Pins()
+	// The same pins again find the dataset on the head.
+	again, err := catalog.NewSet(headPrimary, []catalog.Catalog{lake}, "lake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err := again.WithPins(pins).Table(ctx, "rides"); err != nil {
+		t.Fatal(err)
+	} else if _, ok := tbl.(*memcat.Dataset); !ok {
+		t.Fatalf("pinned rides resolved to %T, want the dataset", tbl)
+	}
+	// A process without the dataset reports it missing instead of reading the source's table.
+	node, err := catalog.NewSet(newMem(t, "cachedb"), []catalog.Catalog{lake}, "lake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err := node.WithPins(pins).Table(ctx, "rides"); errs.CategoryOf(err) != errs.NotFound {
+		t.Fatalf("pinned dataset on a process without it: %T, %v; want NotFound", tbl, err)
 	}
 }

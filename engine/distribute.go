@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	memcat "github.com/cachedb/cachedb/catalog/memory"
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
@@ -39,6 +40,9 @@ func (e *Engine) Distribute(ctx context.Context, sqlText string, nodes int) (*Di
 	if err != nil || op == nil {
 		return nil, err
 	}
+	if !datasetsOnEveryNode(dist.Scans, nodes) {
+		return nil, nil
+	}
 	out := &DistributedPlan{OnNodes: dist.Root != nil, RootScan: -1, Shuffles: dist.Shuffles}
 	if dist.Root != nil {
 		out.RootScan = dist.Root.Scan
@@ -47,6 +51,26 @@ func (e *Engine) Distribute(ctx context.Context, sqlText string, nodes int) (*Di
 		out.Scans = append(out.Scans, Division{Bytes: s.TaskBytes(), Locations: s.TaskLocations()})
 	}
 	return out, nil
+}
+
+// datasetsOnEveryNode reports whether every dataset among scans has a partition on each of the
+// nodes. Every node plans a distributed query itself, and a data node knows a dataset only once
+// it holds a partition of it: a dataset held by fewer nodes (one smaller than the cluster) is
+// read by the head instead, which reaches every partition where it is held.
+func datasetsOnEveryNode(scans []*exec.Scan, nodes int) bool {
+	for _, s := range scans {
+		if _, ok := s.Table().(*memcat.Dataset); !ok {
+			continue
+		}
+		holders := map[string]bool{}
+		for _, loc := range s.TaskLocations() {
+			holders[loc] = true
+		}
+		if len(holders) < nodes || holders[""] {
+			return false
+		}
+	}
+	return true
 }
 
 func (e *Engine) planDistributed(ctx context.Context, sqlText string, nodes int) (exec.Operator, planner.Distribution, error) {

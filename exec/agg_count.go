@@ -41,7 +41,7 @@ func (a *aggCount) update(groups []uint32, args []arrow.Array) error {
 rows:
 	for i, g := range groups {
 		for _, arg := range args {
-			if arg.IsNull(i) {
+			if !validAt(arg, i) {
 				continue rows
 			}
 		}

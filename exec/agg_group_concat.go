@@ -13,12 +13,14 @@ import (
 // aggGroupConcatSeparator joins the values of a group, as MySQL's default SEPARATOR does.
 const aggGroupConcatSeparator = ','
 
+// aggGroupConcatMaxLen is MySQL's default group_concat_max_len, in bytes.
+const aggGroupConcatMaxLen = 1024
+
 // aggGroupConcatDef is GROUP_CONCAT(x, …): per row whose arguments are all non-NULL, the
 // arguments' text concatenated; rows joined by ",", in input order (SQL leaves it unspecified).
 // NULL for a group without such rows. The state is the partial string, joined by "," on merge.
-// A group's text is cut at maxStringResult bytes (on a character boundary), as MySQL cuts it at
-// group_concat_max_len: the engine's limit is the 64 MiB of max_allowed_packet, not MySQL's
-// default 1024, so that results MySQL users raise the setting for come back whole.
+// The result is cut to aggGroupConcatMaxLen bytes (MySQL's default group_concat_max_len), at a
+// character boundary; once cut, a group takes no more text.
 func aggGroupConcatDef(argTypes []arrow.DataType) *aggregateDef {
 	return &aggregateDef{
 		result: arrow.BinaryTypes.String,
@@ -30,7 +32,7 @@ func aggGroupConcatDef(argTypes []arrow.DataType) *aggregateDef {
 type aggGroupConcat struct {
 	texts [][]byte
 	seen  []bool
-	full  []bool // the group's text was cut at maxStringResult; later values are dropped
+	full  []bool // cut at aggGroupConcatMaxLen
 }
 
 func (a *aggGroupConcat) grow(n int) {
@@ -43,7 +45,7 @@ func (a *aggGroupConcat) update(groups []uint32, args []arrow.Array) error {
 rows:
 	for i, g := range groups {
 		for _, arg := range args {
-			if arg.IsNull(i) {
+			if !validAt(arg, i) {
 				continue rows
 			}
 		}
@@ -57,25 +59,25 @@ rows:
 		for _, arg := range args {
 			a.texts[g] = aggAppendText(a.texts[g], arg, i)
 		}
-		if len(a.texts[g]) > maxStringResult {
-			a.texts[g] = cutUTF8(a.texts[g], maxStringResult)
+		if len(a.texts[g]) > aggGroupConcatMaxLen {
+			a.texts[g] = cutUTF8(a.texts[g], aggGroupConcatMaxLen)
 			a.full[g] = true
 		}
 	}
 	return nil
 }
 
-// cutUTF8 returns the longest prefix of b of at most n bytes that does not end inside a UTF-8
+// cutUTF8 returns the longest prefix of b of at most n bytes that does not split a UTF-8
 // character.
 func cutUTF8(b []byte, n int) []byte {
-	b = b[:n]
-	for i := 0; i < utf8.UTFMax && len(b) > 0; i++ {
-		if r, size := utf8.DecodeLastRune(b); r != utf8.RuneError || size > 1 {
-			break
-		}
-		b = b[:len(b)-1]
+	if len(b) <= n {
+		return b
 	}
-	return b
+	end := n
+	for end > 0 && !utf8.RuneStart(b[end]) {
+		end--
+	}
+	return b[:end]
 }
 
 func (a *aggGroupConcat) merge(groups []uint32, states []arrow.Array) error {

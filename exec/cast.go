@@ -126,7 +126,7 @@ func castToInt64(tc *TaskContext, a arrow.Array) arrow.Array {
 		return mapValid(b, a, func(i int) int64 { return boolToInt(src.Value(i)) })
 	case *array.Float64:
 		v := src.Float64Values()
-		return mapValid(b, a, func(i int) int64 { return roundHalfAwayToInt64(v[i]) })
+		return mapValid(b, a, func(i int) int64 { return roundToEvenInt64(v[i]) })
 	case *array.Decimal128:
 		v, scale := src.Values(), decimalScale(a.DataType())
 		return mapValid(b, a, func(i int) int64 { return decimalToInt64(v[i], scale) })
@@ -147,7 +147,7 @@ func castToFloat64(tc *TaskContext, a arrow.Array) arrow.Array {
 		return mapValid(b, a, func(i int) float64 { return float64(v[i]) })
 	case *array.Decimal128:
 		v, scale := src.Values(), decimalScale(a.DataType())
-		return mapValid(b, a, func(i int) float64 { return v[i].ToFloat64(scale) })
+		return mapValid(b, a, func(i int) float64 { return decimalToFloat64(v[i], scale) })
 	case *array.String:
 		return mapValid(b, a, func(i int) float64 { return parseFloatPrefix(src.Value(i)) })
 	}

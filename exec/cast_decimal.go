@@ -75,6 +75,29 @@ func rescaleDecimal(n decimal128.Num, from, to int32) (decimal128.Num, bool) {
 	return decimalDivPow10(n, from-to), true
 }
 
+// decimalToFloat64 returns n / 10^scale as the float64 nearest to it (ties to even), as MySQL
+// converts DECIMAL to DOUBLE: 3.3 becomes the double closest to 3.3, not 33 * 0.1. When the
+// unscaled value and the power of ten are both exact in a float64, one IEEE division is already
+// correctly rounded; otherwise the decimal's text is parsed, which is.
+func decimalToFloat64(n decimal128.Num, scale int32) float64 {
+	const maxExact = 1 << 53
+	if v, ok := decimalFitsInt64(n); ok && v > -maxExact && v < maxExact && scale >= -22 && scale <= 22 {
+		if scale >= 0 {
+			return float64(v) / exactPow10[scale]
+		}
+		return float64(v) * exactPow10[-scale]
+	}
+	f, err := strconv.ParseFloat(n.ToString(scale), 64)
+	if err != nil {
+		return n.ToFloat64(scale)
+	}
+	return f
+}
+
+// exactPow10 holds the powers of ten a float64 represents exactly.
+var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
 // maxDecimalOf returns the largest unscaled value of the given precision (10^p - 1).
 func maxDecimalOf(precision int32) decimal128.Num {
 	return decimal128.GetScaleMultiplier(int(precision)).Sub(decimal128.FromI64(1))

@@ -205,10 +205,11 @@ func formatFloat(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// roundHalfAwayToInt64 rounds a double to the nearest integer, halves away from zero, clamped
-// to the int64 range (NaN is 0).
-func roundHalfAwayToInt64(v float64) int64 {
-	r := math.Round(v)
+// roundToEvenInt64 rounds a double to the nearest integer, halves to even, clamped to the int64
+// range (NaN is 0). MySQL converts DOUBLE to an integer with rint() in the default rounding
+// mode: CAST(2.5e0 AS SIGNED) is 2 and CAST(3.5e0 AS SIGNED) is 4 (a DECIMAL 2.5 gives 3).
+func roundToEvenInt64(v float64) int64 {
+	r := math.RoundToEven(v)
 	switch {
 	case math.IsNaN(r):
 		return 0

@@ -24,9 +24,11 @@ func init() {
 // comparisonType is the type MySQL compares values of the given types in: strings with strings
 // as strings (binary); exact numbers with exact numbers as int64 or, when a decimal is involved,
 // as a decimal wide enough for all; temporal values with temporal values or strings as the
-// temporal type, and with numbers as float64; booleans with booleans as bool; every other numeric mix (floats, numbers with
-// strings, exact values too wide for one decimal128) as float64. NULL types are ignored; all
-// NULL gives arrow.Null.
+// temporal type, and with numbers as float64; booleans with booleans as bool; every other
+// numeric mix (floats, numbers with strings) as float64. Exact values too wide for one
+// decimal128 (DECIMAL(38,2) with DECIMAL(10,6): 36 integer digits and 6 decimals) compare
+// exactly as a decimal256 of the widest scale, never through a lossy type. NULL types are
+// ignored; all NULL gives arrow.Null.
 func comparisonType(name string, types []arrow.DataType) (arrow.DataType, error) {
 	var nonNull []arrow.DataType
 	allString, allExact, allBool, anyTemporal, allTemporalOrString := true, true, true, false, true
@@ -65,13 +67,19 @@ func comparisonType(name string, types []arrow.DataType) (arrow.DataType, error)
 		return arrow.FixedWidthTypes.Boolean, nil
 	case allExact && decimalWidth(nonNull) <= maxDecimalPrecision:
 		return CommonType(nonNull...)
+	case allExact:
+		var scale int32
+		for _, t := range nonNull {
+			_, s := decimalOf(t)
+			scale = max(scale, s)
+		}
+		return &arrow.Decimal256Type{Precision: 76, Scale: scale}, nil
 	}
 	return arrow.PrimitiveTypes.Float64, nil
 }
 
 // decimalWidth is the number of digits a DECIMAL holding every one of types exactly needs (the
-// widest integer part plus the widest scale). Comparisons too wide for decimal128 fall back to
-// DOUBLE rather than clamp values.
+// widest integer part plus the widest scale): at most 38 + 38, which a decimal256 holds.
 func decimalWidth(types []arrow.DataType) int32 {
 	var intDigits, scale int32
 	for _, t := range types {
@@ -82,7 +90,7 @@ func decimalWidth(types []arrow.DataType) int32 {
 }
 
 // makeComparer returns a three-way comparison of a[i] with b[j]; a and b have the same
-// canonical type (int64, float64, decimal128 with one scale, utf8, bool, date32, timestamp,
+// canonical type (int64, float64, decimal128 or decimal256 with one scale, utf8, bool, date32, timestamp,
 // time64).
 func makeComparer(a, b arrow.Array) (func(i, j int) int, error) {
 	switch x := a.(type) {
@@ -94,6 +102,9 @@ func makeComparer(a, b arrow.Array) (func(i, j int) int, error) {
 		return func(i, j int) int { return cmp.Compare(av[i], bv[j]) }, nil
 	case *array.Decimal128:
 		av, bv := x.Values(), decimalValues(b)
+		return func(i, j int) int { return av[i].Cmp(bv[j]) }, nil
+	case *array.Decimal256:
+		av, bv := x.Values(), b.(*array.Decimal256).Values()
 		return func(i, j int) int { return av[i].Cmp(bv[j]) }, nil
 	case *array.String:
 		bv := b.(*array.String)

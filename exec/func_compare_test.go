@@ -18,6 +18,13 @@ func TestComparison(t *testing.T) {
 		{name: "<=>", args: []arg{{null, "[null, null]"}, {i64, "[1, null]"}}, want: "0,1"},
 		{name: "=", args: []arg{{null, "[null]"}, {i64, "[1]"}}, want: "NULL", wantT: bln},
 		{name: "=", args: []arg{{bln, "[true, false]"}, {i64, "[1, 1]"}}, want: "1,0"},
+		// Wider than 38 digits together: compared exactly, not as doubles.
+		{name: "=", args: []arg{{dec(38, 2), `["21.35", "21.35"]`}, {dec(8, 6), `["21.350000", "21.350001"]`}}, want: "1,0"},
+		{name: "<", args: []arg{{dec(38, 2), `["12345678901234567890123.01"]`}, {dec(30, 7), `["12345678901234567890123.0100001"]`}}, want: "1"},
+		{name: ">", args: []arg{{dec(38, 20), `["1.00000000000000000001"]`}, {i64, "[1]"}}, want: "1"},
+		{name: "=", args: []arg{{dec(38, 20), `["1.00000000000000000000"]`}, {bln, "[true]"}}, want: "1"},
+		{name: "in", args: []arg{{dec(38, 2), `["21.35", "1.00"]`}, {dec(8, 6), `["21.350000", "1.000001"]`}}, want: "1,0"},
+		{name: "between", args: []arg{{dec(38, 2), `["21.35"]`}, {dec(8, 6), `["21.350000"]`}, {dec(8, 6), `["21.350001"]`}}, want: "1"},
 	})
 }
 
@@ -47,7 +54,7 @@ func TestInBetweenLike(t *testing.T) {
 		{name: "in", args: []arg{{str, `["a", "b"]`}, {str, `["a", "c"]`}, {null, "[null, null]"}}, want: "1,NULL"},
 		{name: "between", args: []arg{{i64, "[1, 5, 10, null, 5]"}, {i64, "[2, 2, 2, 2, null]"}, {i64, "[8, 8, 8, 8, 4]"}}, want: "0,1,0,NULL,0"},
 		{name: "between", args: []arg{{i64, "[5]"}, {null, "[null]"}, {i64, "[8]"}}, want: "NULL"},
-		{name: "like", args: []arg{{str, `["abc", "ABC", "abd", "a", null, "a%c", "axc"]`}, {str, `["a%c", "a_c", "a%c", "a%", "a", "a\\%c", "a\\%c"]`}}, want: "1,1,0,1,NULL,1,0"},
+		{name: "like", args: []arg{{str, `["abc", "ABC", "abd", "a", null, "a%c", "axc", "Abc"]`}, {str, `["a%c", "a_c", "a%c", "a%", "a", "a\\%c", "a\\%c", "a%"]`}}, want: "1,0,0,1,NULL,1,0,0"},
 		{name: "like", args: []arg{{str, `["", "x", "hello world", "mississippi"]`}, {str, `["%", "", "%o w%", "%iss%ppi"]`}}, want: "1,0,1,1"},
 		{name: "like", args: []arg{{i64, "[123, 45]"}, {str, `["1%", "_"]`}}, want: "1,0"},
 		{name: "like", args: []arg{{str, `["a|%b"]`}, {str, `["a||%%"]`}, {str, `["|"]`}}, want: "1"},

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -12,8 +11,9 @@ import (
 )
 
 // "like" (x, pattern [, escape]): % matches any sequence, _ any one character, the escape
-// character (backslash by default) makes the next character literal. Matching ignores case, as
-// MySQL's default collation does. NULL operands give NULL.
+// character (backslash by default) makes the next character literal. Characters match exactly:
+// strings compare by their bytes everywhere (docs/architecture.md, "Strings and collation").
+// NULL operands give NULL.
 
 func init() {
 	RegisterScalar("like", resolveLike)
@@ -126,7 +126,7 @@ func matchLike(s string, toks []likeToken) bool {
 				ti++
 				continue
 			default:
-				if foldEqual(r, t.r) {
+				if r == t.r {
 					si += size
 					ti++
 					continue
@@ -144,9 +144,4 @@ func matchLike(s string, toks []likeToken) bool {
 		ti++
 	}
 	return ti == len(toks)
-}
-
-// foldEqual compares two characters ignoring case.
-func foldEqual(a, b rune) bool {
-	return a == b || unicode.ToLower(a) == unicode.ToLower(b)
 }

@@ -14,9 +14,10 @@ import (
 // Math functions that keep exact types: ABS, SIGN, CEIL/CEILING, FLOOR, ROUND, TRUNCATE. BIGINT
 // stays BIGINT, DECIMAL stays DECIMAL, anything else is DOUBLE (strings are read as numbers).
 //
-// ROUND(x, d) and TRUNCATE(x, d) on a DECIMAL keep the argument's scale (the value is rounded to
-// d places, then written at the original scale), because the result type cannot depend on the
-// value of d; ROUND(x) on a DECIMAL has scale 0. Exact values round half away from zero, doubles
+// ROUND(x, d) and TRUNCATE(x, d) on a DECIMAL keep the argument's scale here (the value is rounded
+// to d places, then written at the original scale), because a kernel's type cannot depend on the
+// value of d; the SQL binder narrows the scale to d when d is a constant, as MySQL types it.
+// ROUND(x) on a DECIMAL has scale 0. Exact values round half away from zero, doubles
 // half to even (MySQL uses rint).
 
 func init() {

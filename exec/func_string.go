@@ -184,13 +184,14 @@ func reverseChars(s string) string {
 }
 
 // locate returns the 1-based character position of the first occurrence of sub in s at or after
-// character position from, ignoring case; 0 when there is none.
+// character position from, matching characters exactly (as every string comparison does); 0 when
+// there is none.
 func locate(sub, s string, from int64) int64 {
 	if from < 1 || from > int64(utf8.RuneCountInString(s))+1 {
 		return 0
 	}
 	start := byteOffset(s, from-1)
-	hay, needle := strings.ToLower(s[start:]), strings.ToLower(sub)
+	hay, needle := s[start:], sub
 	at := strings.Index(hay, needle)
 	if at < 0 {
 		return 0

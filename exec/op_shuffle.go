@@ -58,6 +58,11 @@ func (pl Placement) Owned(ex Exchange, n int) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(owners) == 0 && n == 1 {
+		// A scan without tasks (every file pruned, or an empty table) still has one partition,
+		// which yields nothing (Scan.Partitions); the head placed no task, so no node runs it.
+		return nil, nil
+	}
 	if len(owners) != n {
 		return nil, errs.Internalf("distributed scan %d has %d tasks, its placement names %d", pl.Scan, n, len(owners))
 	}

@@ -56,6 +56,7 @@ func TestDistributedQueriesMatchOneProcess(t *testing.T) {
 		{"SELECT count(*) FROM demo.rides WHERE passengers NOT IN (SELECT passengers FROM demo.rides WHERE city = 'Lisbon' AND passengers > 3)", 1},
 		{"SELECT city FROM demo.rides WHERE ride_id < 100 UNION SELECT city FROM demo.rides WHERE ride_id > 199900", 1},
 		{"SELECT count(*) FROM demo.rides WHERE fare > (SELECT avg(fare) FROM demo.rides)", 1},
+		{"SELECT count(*) FROM demo.rides WHERE passengers > ALL (SELECT passengers FROM demo.rides WHERE city = 'Lisbon' AND passengers < 3)", 1},
 		{"SELECT city, sum(fare) FROM demo.rides WHERE ride_id BETWEEN 1000 AND 1200 GROUP BY city ORDER BY city", 1},
 	}
 	headConn, aloneConn := head.sessionConn(t), alone.sessionConn(t)
@@ -87,6 +88,48 @@ func TestDistributedQueriesMatchOneProcess(t *testing.T) {
 			}
 			if !slices.Equal(got, want) {
 				t.Errorf("distributed answer differs: %d rows, want %d\n got %.300v\nwant %.300v", len(got), len(want), got, want)
+			}
+		})
+	}
+}
+
+// TestDistributedQueriesWhenTheFilterPrunesEveryFile: a pushed-down filter no file can match
+// leaves a distributed scan without tasks; the data nodes agree that nobody reads it, and the
+// answers are those of a server alone (one row for an ungrouped aggregate, none otherwise).
+func TestDistributedQueriesWhenTheFilterPrunesEveryFile(t *testing.T) {
+	wh := demoWarehouse(t)
+	newEngineConfig := func() engine.Config {
+		return engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}
+	}
+	key := []byte("cluster secret")
+	var nodes []string
+	for range 3 {
+		nodes = append(nodes, startDataNode(t, newEngineConfig(), key).addr)
+	}
+	head := startServer(t, newEngineConfig(), Options{TicketKey: key, DataNodes: func() []string { return nodes }})
+	head.eng.UseShuffles(cluster.NewShuffles(key))
+	head.eng.UseDataNodes(func() int { return len(nodes) })
+	alone := startServer(t, newEngineConfig(), Options{})
+	headConn, aloneConn := head.sessionConn(t), alone.sessionConn(t)
+	for _, tt := range []struct {
+		query string
+		rows  int
+	}{
+		{"SELECT count(*), sum(fare) FROM demo.rides WHERE ride_id > 100000000", 1},
+		{"SELECT city FROM demo.rides WHERE ride_id > 100000000 ORDER BY city", 0},
+		{"SELECT city, count(*) FROM demo.rides WHERE ride_id > 100000000 GROUP BY city", 0},
+		{"SELECT DISTINCT city FROM demo.rides WHERE ride_id > 100000000", 0},
+		{"SELECT ride_id FROM demo.rides WHERE ride_id > 100000000", 0},
+		{"SELECT a.city, count(*) FROM demo.rides a JOIN demo.rides b ON a.ride_id = b.ride_id WHERE a.ride_id > 100000000 GROUP BY a.city", 0},
+	} {
+		t.Run(tt.query, func(t *testing.T) {
+			_, got := adbcQuery(t, headConn, tt.query)
+			_, want := adbcQuery(t, aloneConn, tt.query)
+			if len(want) != tt.rows {
+				t.Fatalf("the reference answer has %d rows, want %d", len(want), tt.rows)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("distributed answer %q, want %q", got, want)
 			}
 		})
 	}

@@ -68,6 +68,8 @@ func dataBytes(d arrow.ArrayData) int64 {
 		total += pad8((n + 7) / 8)
 	}
 	switch dt := d.DataType().(type) {
+	case *arrow.NullType:
+		// A null column has no buffers at all: it costs nothing in the body.
 	case *arrow.StringType, *arrow.BinaryType:
 		total += pad8(4*(n+1)) + pad8(offsetSpan32(bufs, off, n))
 	case *arrow.LargeStringType, *arrow.LargeBinaryType:
@@ -104,8 +106,8 @@ func dataBytes(d arrow.ArrayData) int64 {
 		for _, c := range d.Children() {
 			total += dataBytes(c)
 		}
-		if dict := d.Dictionary(); dict != nil {
-			total += dataBytes(dict)
+		if _, ok := dt.(*arrow.DictionaryType); ok && d.Dictionary() != nil {
+			total += dataBytes(d.Dictionary())
 		}
 	}
 	return total

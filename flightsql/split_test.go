@@ -88,3 +88,21 @@ func TestRecordBytesCountsOnlyTheSlice(t *testing.T) {
 		t.Errorf("half slice estimated at %d bytes, whole at %d", got, whole)
 	}
 }
+
+// A column of the null type (SELECT NULL) has no buffers and no dictionary: estimating it
+// must not dereference either.
+func TestRecordBytesOfNullColumn(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	nulls := array.NewNull(3)
+	defer nulls.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.Null, Nullable: true}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{nulls}, 3)
+	defer rec.Release()
+	if got := recordBytes(rec); got != 0 {
+		t.Errorf("null column estimated at %d bytes, want 0", got)
+	}
+	for _, p := range splitBatch(rec, 1<<20) {
+		p.Release()
+	}
+}

@@ -45,6 +45,11 @@ func ExprColumns(e Expr, set map[ColumnID]bool) {
 		for id := range FreeColumns(e.Plan) {
 			set[id] = true
 		}
+	case *QuantifiedSubquery:
+		ExprColumns(e.Expr, set)
+		for id := range FreeColumns(e.Plan) {
+			set[id] = true
+		}
 	}
 }
 
@@ -146,7 +151,7 @@ func HasSubquery(e Expr) bool {
 	found := false
 	walkExpr(e, func(x Expr) {
 		switch x.(type) {
-		case *ScalarSubquery, *Exists, *InSubquery:
+		case *ScalarSubquery, *Exists, *InSubquery, *QuantifiedSubquery:
 			found = true
 		}
 	})
@@ -178,6 +183,8 @@ func walkExpr(e Expr, f func(Expr)) {
 			walkExpr(a, f)
 		}
 	case *InSubquery:
+		walkExpr(e.Expr, f)
+	case *QuantifiedSubquery:
 		walkExpr(e.Expr, f)
 	}
 }

@@ -90,6 +90,17 @@ type InSubquery struct {
 	Negated bool
 }
 
+// QuantifiedSubquery is Expr Op ANY (SELECT …) (All false; SOME is ANY) or Expr Op ALL
+// (SELECT …), Op one of =, <>, <, <=, >, >=, with MySQL's NULL semantics: ANY is TRUE when the
+// comparison holds for some value, ALL when it holds for every value; an empty set gives FALSE
+// for ANY and TRUE for ALL; otherwise a NULL comparison that could decide it makes it NULL.
+type QuantifiedSubquery struct {
+	Expr Expr
+	Op   string
+	All  bool
+	Plan Plan
+}
+
 // AggregateCall is an aggregate function. It appears only in Aggregate.Aggs; everywhere else the
 // aggregate's result is referenced by a ColumnRef to the Aggregate's output column.
 type AggregateCall struct {
@@ -109,6 +120,9 @@ func (*ScalarSubquery) expr() {}
 func (*Exists) expr()         {}
 func (*InSubquery) expr()     {}
 func (*AggregateCall) expr()  {}
+
+func (*QuantifiedSubquery) expr()                  {}
+func (e *QuantifiedSubquery) Type() arrow.DataType { return arrow.FixedWidthTypes.Boolean }
 
 func (e *ColumnRef) Type() arrow.DataType { return e.T }
 func (e *Literal) Type() arrow.DataType   { return e.Value.DataType() }
@@ -172,6 +186,13 @@ func (e *InSubquery) String() string {
 		return fmt.Sprintf("%s NOT IN (subquery)", e.Expr)
 	}
 	return fmt.Sprintf("%s IN (subquery)", e.Expr)
+}
+func (e *QuantifiedSubquery) String() string {
+	q := "ANY"
+	if e.All {
+		q = "ALL"
+	}
+	return fmt.Sprintf("%s %s %s (subquery)", e.Expr, e.Op, q)
 }
 func (e *AggregateCall) String() string {
 	if len(e.Args) == 0 {

@@ -92,6 +92,16 @@ func (pp *physicalPlanner) expr(e Expr, in Schema) (exec.Expr, error) {
 			return nil, err
 		}
 		return exec.NewInSubquery(needle, op, e.Negated, correlated), nil
+	case *QuantifiedSubquery:
+		needle, err := pp.expr(e.Expr, in)
+		if err != nil {
+			return nil, err
+		}
+		op, correlated, err := pp.subquery(e.Plan, in)
+		if err != nil {
+			return nil, err
+		}
+		return exec.NewQuantifiedSubquery(needle, e.Op, e.All, op, correlated)
 	case *AggregateCall:
 		return nil, errs.Internalf("aggregate %s outside an aggregation", e)
 	}

@@ -96,6 +96,10 @@ func rewriteExpr(e Expr, f func(Expr) (Expr, bool)) Expr {
 		c := *e
 		c.Expr = rewriteExpr(e.Expr, f)
 		return &c
+	case *QuantifiedSubquery:
+		c := *e
+		c.Expr = rewriteExpr(e.Expr, f)
+		return &c
 	}
 	return e
 }

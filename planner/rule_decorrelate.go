@@ -79,7 +79,9 @@ func (d Decorrelate) toJoin(input Plan, cond Expr) Plan {
 		}
 		eq := &Call{Func: "=", Args: []Expr{c.Expr, &ColumnRef{ID: col.ID, Name: col.Name, T: col.Type}}, T: arrow.FixedWidthTypes.Boolean}
 		if c.Negated {
-			if len(corr) > 0 {
+			// The null-aware anti join hashes on the compared value: a constant left side
+			// (7 NOT IN (…)) gives it no key, so that form stays an uncorrelated subquery.
+			if len(corr) > 0 || isConstant(c.Expr) {
 				return nil
 			}
 			return &Join{Left: input, Right: body, Kind: NullAwareAntiJoin, On: eq, Columns: input.Schema()}

@@ -62,3 +62,13 @@ Join: anti on (a#4 = a#1)
   Scan: t1 columns=[a#1, b#2, c#3]
   Scan: t2 columns=[a#4, b#5, c#6]`)
 }
+
+func TestDecorrelateLeavesConstantNotInAlone(t *testing.T) {
+	b := newPlanBuilder(t)
+	t1, t2 := b.scan("t1"), b.scan("t2")
+	sub := b.project(t2, col(t2.Columns[2]))
+	_, changed := Decorrelate{}.Rewrite(&Filter{Input: t1, Cond: &InSubquery{Expr: lit(7), Plan: sub, Negated: true}})
+	if changed {
+		t.Fatal("7 NOT IN (…) gives a null-aware anti join no key to hash on")
+	}
+}

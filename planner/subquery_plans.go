@@ -22,6 +22,8 @@ func mapExprSubqueries(e Expr, f func(Plan) Plan) Expr {
 			return &Exists{Plan: f(x.Plan), Negated: x.Negated}, true
 		case *InSubquery:
 			return &InSubquery{Expr: mapExprSubqueries(x.Expr, f), Plan: f(x.Plan), Negated: x.Negated}, true
+		case *QuantifiedSubquery:
+			return &QuantifiedSubquery{Expr: mapExprSubqueries(x.Expr, f), Op: x.Op, All: x.All, Plan: f(x.Plan)}, true
 		}
 		return nil, false
 	})

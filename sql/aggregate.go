@@ -73,19 +73,30 @@ func (b *binder) aggregate(f sqlparser.AggrFunc, ctx *exprContext) (planner.Expr
 	if over := overClause(f); over {
 		return nil, errs.Unsupportedf("window functions are not supported: %s", sqlparser.String(f))
 	}
-	if ctx.agg == nil {
-		return nil, errs.Invalidf("Invalid use of group function")
-	}
 	name, distinct, err := aggregateName(f)
 	if err != nil {
 		return nil, err
 	}
 	args, err := b.exprs(f.GetArgs(), ctx.withoutAggregates())
 	if err != nil {
+		if ctx.agg == nil {
+			return nil, errs.Invalidf("Invalid use of group function")
+		}
 		return nil, err
 	}
 	if _, star := f.(*sqlparser.CountStar); star {
 		args = nil
+	}
+	aggs := ctx.agg
+	if owner := outerOwner(ctx.scope, args); owner != nil {
+		// An aggregate of an enclosing block's columns only: computed there.
+		if owner.agg == nil {
+			return nil, &errOuterAggregate{scope: owner}
+		}
+		aggs = owner.agg
+	}
+	if aggs == nil {
+		return nil, errs.Invalidf("Invalid use of group function")
 	}
 	types := make([]arrow.DataType, len(args))
 	for i, a := range args {
@@ -95,7 +106,38 @@ func (b *binder) aggregate(f sqlparser.AggrFunc, ctx *exprContext) (planner.Expr
 	if err != nil {
 		return nil, err
 	}
-	return ctx.agg.add(b, &planner.AggregateCall{Func: name, Args: args, Distinct: distinct, T: t}), nil
+	if x, ok, err := b.wideAggregate(aggs, name, args, distinct, t); ok || err != nil {
+		return x, err
+	}
+	return aggs.add(b, &planner.AggregateCall{Func: name, Args: args, Distinct: distinct, T: t}), nil
+}
+
+// wideAggregate computes SUM or AVG of a decimal quotient on the quotient's full precision
+// (sql/quotients.go) and narrows the result to the declared type t; ok is false when the
+// argument is no quotient.
+func (b *binder) wideAggregate(aggs *aggregation, name string, args []planner.Expr, distinct bool, t arrow.DataType) (planner.Expr, bool, error) {
+	declared, isDecimal := t.(*arrow.Decimal128Type)
+	if (name != "sum" && name != "avg") || len(args) != 1 || !isDecimal {
+		return nil, false, nil
+	}
+	w, err := b.wideOperand(args[0])
+	if err != nil || w == args[0] {
+		return nil, false, err
+	}
+	wt, err := resolveAggregateType(name, []arrow.DataType{w.Type()}, distinct)
+	if err != nil {
+		return nil, false, nil
+	}
+	ref := aggs.add(b, &planner.AggregateCall{Func: name, Args: []planner.Expr{w}, Distinct: distinct, T: wt})
+	if arrow.TypeEqual(wt, declared) {
+		return ref, true, nil
+	}
+	narrow := &planner.Cast{Expr: ref, To: declared}
+	if b.wide == nil {
+		b.wide = map[*planner.Cast]planner.Expr{}
+	}
+	b.wide[narrow] = ref
+	return narrow, true, nil
 }
 
 // overClause reports whether an aggregate is used as a window function.

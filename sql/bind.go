@@ -49,6 +49,8 @@ type binder struct {
 	numParams int
 	viewDepth int       // nesting of view expansions in progress
 	now       time.Time // statement time, fixed at first use (statementTime)
+	// wide maps each cast widenQuotients made back to the full-precision value it narrows.
+	wide map[*planner.Cast]planner.Expr
 }
 
 // newID allocates a column ID never handed out before in this statement.

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"vitess.io/vitess/go/vt/sqlparser"
 
 	"github.com/cachedb/cachedb/internal/errs"
@@ -185,7 +186,7 @@ func (b *binder) call(name string, args ...planner.Expr) (planner.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &planner.Call{Func: name, Args: args, T: t}, nil
+	return b.widenQuotients(&planner.Call{Func: name, Args: args, T: t})
 }
 
 // column resolves a column name: the query block's own FROM columns first, then (unqualified
@@ -259,9 +260,6 @@ func (b *binder) param(a *sqlparser.Argument) (planner.Expr, error) {
 
 // comparison binds =, <>, <, <=, >, >=, <=>, [NOT] IN, [NOT] LIKE and [NOT] REGEXP.
 func (b *binder) comparison(e *sqlparser.ComparisonExpr, ctx *exprContext) (planner.Expr, error) {
-	if e.Modifier != sqlparser.Missing {
-		return nil, errs.Unsupportedf("comparison with ANY/ALL is not supported: %s", sqlparser.String(e))
-	}
 	op, negated := "", false
 	switch e.Operator {
 	case sqlparser.EqualOp:
@@ -293,11 +291,48 @@ func (b *binder) comparison(e *sqlparser.ComparisonExpr, ctx *exprContext) (plan
 	if isRow(e.Left) || isRow(e.Right) {
 		return nil, errs.Unsupportedf("row comparisons are not supported: %s", sqlparser.String(e))
 	}
+	if e.Modifier != sqlparser.Missing {
+		return b.quantified(e, op, ctx)
+	}
 	x, err := b.callAST(ctx, op, e.Left, e.Right)
 	if err != nil || !negated {
 		return x, err
 	}
 	return b.call("not", x)
+}
+
+// quantified binds x op ANY|SOME|ALL (SELECT …). = ANY is IN and <> ALL is NOT IN (the same
+// truth values, NULLs included), so they become InSubquery and can be decorrelated into joins;
+// the other forms become a QuantifiedSubquery.
+func (b *binder) quantified(e *sqlparser.ComparisonExpr, op string, ctx *exprContext) (planner.Expr, error) {
+	all := e.Modifier == sqlparser.All
+	sub, ok := e.Right.(*sqlparser.Subquery)
+	if !ok {
+		return nil, errs.Invalidf("ANY, SOME and ALL need a subquery: %s", sqlparser.String(e))
+	}
+	switch op {
+	case "=", "<>", "<", "<=", ">", ">=":
+	default:
+		return nil, errs.Unsupportedf("operator %s with ANY/ALL is not supported", op)
+	}
+	left, err := b.expr(e.Left, ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := b.tableStatement(sub.Select, ctx.scope)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Schema()) != 1 {
+		return nil, errs.Invalidf("Operand should contain 1 column(s)")
+	}
+	switch {
+	case op == "=" && !all:
+		return &planner.InSubquery{Expr: left, Plan: p}, nil
+	case op == "<>" && all:
+		return &planner.InSubquery{Expr: left, Plan: p, Negated: true}, nil
+	}
+	return &planner.QuantifiedSubquery{Expr: left, Op: op, All: all, Plan: p}, nil
 }
 
 // isRow reports whether e is a row constructor (a tuple of more than one value).
@@ -455,7 +490,43 @@ func (b *binder) function(e *sqlparser.FuncExpr, ctx *exprContext) (planner.Expr
 	if x, ok, err := b.currentTimeFunction(e, ctx); ok {
 		return x, err
 	}
-	return b.callAST(ctx, e.Name.Lowered(), e.Exprs...)
+	x, err := b.callAST(ctx, e.Name.Lowered(), e.Exprs...)
+	if err != nil {
+		return nil, err
+	}
+	return roundedScale(x), nil
+}
+
+// roundedScale gives ROUND(x, d) and TRUNCATE(x, d) of a DECIMAL with a constant d the scale
+// MySQL gives them, min(scale of x, max(d, 0)): ROUND(93.27, 0) is 93, not 93.00. The value is
+// already rounded to d places, so the narrowing cast only drops zeros. With a d that is not
+// constant the result keeps the scale of x (a type cannot depend on a row's value).
+func roundedScale(x planner.Expr) planner.Expr {
+	call, ok := x.(*planner.Call)
+	if !ok || (call.Func != "round" && call.Func != "truncate") || len(call.Args) != 2 {
+		return x
+	}
+	dt, ok := call.T.(*arrow.Decimal128Type)
+	if !ok {
+		return x
+	}
+	lit, ok := call.Args[1].(*planner.Literal)
+	if !ok || lit.Value == nil || !lit.Value.IsValid() {
+		return x
+	}
+	var d int64
+	switch v := lit.Value.(type) {
+	case *scalar.Int64:
+		d = v.Value
+	default:
+		return x
+	}
+	scale := int32(min(max(d, 0), int64(dt.Scale)))
+	if scale == dt.Scale {
+		return x
+	}
+	precision := max(dt.Precision-(dt.Scale-scale), 1)
+	return &planner.Cast{Expr: x, To: &arrow.Decimal128Type{Precision: precision, Scale: scale}}
 }
 
 // trim binds TRIM/LTRIM/RTRIM; TRIM with a custom remove string maps to trim(x, remstr) for

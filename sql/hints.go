@@ -15,8 +15,11 @@ import (
 //
 // Names are returned in lower case; values may be quoted ('…' or "…"). It returns nil when the
 // statement has no such hint, and errs.InvalidInput for a malformed one. Other hints are left
-// alone.
+// alone. A query with INTERSECT or EXCEPT, which vitess cannot parse whole, has no hint.
 func TrainingHint(text string) (map[string]string, error) {
+	if _, _, setOps := splitSetOps(text); setOps {
+		return nil, nil
+	}
 	stmt, err := parse(text)
 	if err != nil {
 		return nil, err

@@ -21,6 +21,8 @@ func TestTrainingHint(t *testing.T) {
 		{query: "SELECT /*+ TRAINING(shares='pad) */ a FROM t", bad: true},
 		{query: "SELECT /*+ TRAINING(seed=1 */ a FROM t", bad: true},
 		{query: "SELEC a", bad: true},
+		{query: "SELECT a FROM t INTERSECT SELECT a FROM u", want: nil},
+		{query: "SELECT 1 EXCEPT SELECT 2", want: nil},
 	} {
 		got, err := TrainingHint(tt.query)
 		if (err != nil) != tt.bad {

@@ -45,9 +45,13 @@ Project: a#5 AS a#8
     Project: a#4 AS a#5, count(*)#6 AS count(*)#7
       Aggregate: group=[a#1] aggs=[count(*)]
         Scan: t1 columns=[a#1, b#2, c#3]`},
-		{"constant group by and order by items are ignored", "select count(*) from t1 group by 'x' order by null", `
-Project: count(*)#4 AS count(*)#5
-  Aggregate: group=[] aggs=[count(*)]
+		{"constant order by items are ignored, a lone constant group by item groups", "select count(*) from t1 group by 'x' order by null", `
+Project: count(*)#5 AS count(*)#6
+  Aggregate: group=['x'] aggs=[count(*)]
+    Scan: t1 columns=[a#1, b#2, c#3]`},
+		{"constant group by items beside others are ignored", "select count(*) from t1 group by 'x', a, -1", `
+Project: count(*)#5 AS count(*)#6
+  Aggregate: group=[a#1] aggs=[count(*)]
     Scan: t1 columns=[a#1, b#2, c#3]`},
 	}
 	for _, tt := range tests {

@@ -98,6 +98,12 @@ func (b *binder) lift(g *grouping, e planner.Expr) (planner.Expr, error) {
 			return nil, err
 		}
 		return &planner.InSubquery{Expr: x, Plan: e.Plan, Negated: e.Negated}, b.liftSubquery(g, e.Plan)
+	case *planner.QuantifiedSubquery:
+		x, err := b.lift(g, e.Expr)
+		if err != nil {
+			return nil, err
+		}
+		return &planner.QuantifiedSubquery{Expr: x, Op: e.Op, All: e.All, Plan: e.Plan}, b.liftSubquery(g, e.Plan)
 	}
 	return e, nil
 }
@@ -260,6 +266,9 @@ func mapExpr(e planner.Expr, f func(planner.Expr) planner.Expr) planner.Expr {
 	case *planner.InSubquery:
 		walkPlanExprs(x.Plan, f)
 		return f(&planner.InSubquery{Expr: mapExpr(x.Expr, f), Plan: x.Plan, Negated: x.Negated})
+	case *planner.QuantifiedSubquery:
+		walkPlanExprs(x.Plan, f)
+		return f(&planner.QuantifiedSubquery{Expr: mapExpr(x.Expr, f), Op: x.Op, All: x.All, Plan: x.Plan})
 	}
 	return f(e)
 }

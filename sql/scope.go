@@ -23,6 +23,9 @@ type scope struct {
 	// duplicate alias checks.
 	tables []string
 	outer  *scope
+	// agg is the aggregation of the block this scope is the FROM of, while it binds as one:
+	// aggregates of its columns in nested subqueries go there (sql/outer_aggregate.go).
+	agg *aggregation
 }
 
 // newScope returns an empty scope nested in outer (nil for a top-level query block).

@@ -64,19 +64,40 @@ func (b *binder) selectStmt(sel *sqlparser.Select, outer *scope) (planner.Plan, 
 	}
 	if sel.Where != nil {
 		cond, err := b.condition(sel.Where.Expr, &exprContext{scope: sc, clause: "where clause"})
+		if needsAggregation(err, sc) {
+			return nil, errs.Invalidf("Invalid use of group function")
+		}
 		if err != nil {
 			return nil, err
 		}
 		input = &planner.Filter{Input: input, Cond: cond}
 	}
-	blk := &selectBlock{b: b, sel: sel, scope: sc}
-	if err := blk.expandItems(); err != nil {
+	newBlock := func() (*selectBlock, error) {
+		blk := &selectBlock{b: b, sel: sel, scope: sc}
+		return blk, blk.expandItems()
+	}
+	blk, err := newBlock()
+	if err != nil {
 		return nil, err
 	}
-	grouped := sel.GroupBy != nil && len(sel.GroupBy.Exprs) > 0 ||
-		containsAggregate(sel.SelectExprs, sel.Having, sel.OrderBy)
-	if grouped {
-		return blk.bindGrouped(input)
+	hasGroupBy := sel.GroupBy != nil && len(sel.GroupBy.Exprs) > 0
+	if !hasGroupBy && !containsAggregate(sel.SelectExprs, sel.Having, sel.OrderBy) {
+		out, err := blk.bindPlain(input)
+		if !needsAggregation(err, sc) {
+			return out, err
+		}
+		// An aggregate in a subquery belongs to this block: bind it as an aggregation.
+		if blk, err = newBlock(); err != nil {
+			return nil, err
+		}
+	}
+	out, err := blk.bindGrouped(input)
+	if err != nil || hasGroupBy || len(blk.agg.calls) > 0 {
+		return out, err
+	}
+	// Its aggregates all belonged to enclosing blocks: this block does not aggregate.
+	if blk, err = newBlock(); err != nil {
+		return nil, err
 	}
 	return blk.bindPlain(input)
 }
@@ -175,6 +196,8 @@ func (s *selectBlock) bindPlain(input planner.Plan) (planner.Plan, error) {
 // every aggregate call of SELECT, HAVING and ORDER BY; HAVING filters its output.
 func (s *selectBlock) bindGrouped(input planner.Plan) (planner.Plan, error) {
 	s.agg = &aggregation{}
+	s.scope.agg = s.agg
+	defer func() { s.scope.agg = nil }()
 	s.group = &grouping{input: s.scope.ids(), agg: s.agg}
 	if err := s.groupBy(); err != nil {
 		return nil, err
@@ -216,23 +239,38 @@ func (s *selectBlock) groupBy() error {
 	}
 	ctx := &exprContext{scope: s.scope, clause: "group statement", aliases: s.aliases}
 	seen := map[string]bool{}
+	var constant planner.Expr
+	add := func(x planner.Expr) {
+		seen[exprKey(x)] = true
+		s.group.keys = append(s.group.keys, x)
+		s.group.columns = append(s.group.columns, planner.Column{ID: s.b.newID(), Name: displayName(x), Type: x.Type(), Nullable: true})
+	}
 	for _, ge := range s.sel.GroupBy.Exprs {
 		x, err := s.groupItem(ge, ctx)
 		if err != nil {
 			return err
 		}
+		if _, isConst := x.(*planner.Literal); isConst {
+			if constant == nil {
+				constant = x
+			}
+			continue
+		}
 		if x == nil || seen[exprKey(x)] {
 			continue
 		}
-		seen[exprKey(x)] = true
-		name := displayName(x)
-		s.group.keys = append(s.group.keys, x)
-		s.group.columns = append(s.group.columns, planner.Column{ID: s.b.newID(), Name: name, Type: x.Type(), Nullable: true})
+		add(x)
+	}
+	// A constant does not split groups, but GROUP BY of constants only is still grouped: over
+	// no rows it gives no row (an ungrouped aggregate gives one), so one constant stays a key.
+	if len(s.group.keys) == 0 && constant != nil {
+		add(constant)
 	}
 	return nil
 }
 
-// groupItem binds one GROUP BY item; nil for a constant, which does not split groups.
+// groupItem binds one GROUP BY item; a constant comes back as a *planner.Literal, which the
+// caller keeps as a key only when nothing else groups.
 func (s *selectBlock) groupItem(ge sqlparser.Expr, ctx *exprContext) (planner.Expr, error) {
 	if n, ok := position(ge); ok {
 		if n < 1 || n > len(s.items) {
@@ -253,9 +291,6 @@ func (s *selectBlock) groupItem(ge sqlparser.Expr, ctx *exprContext) (planner.Ex
 	x, err := s.b.expr(ge, ctx)
 	if err != nil {
 		return nil, err
-	}
-	if _, isConst := x.(*planner.Literal); isConst {
-		return nil, nil
 	}
 	return x, nil
 }

@@ -192,10 +192,20 @@ func (b *binder) combine(l, r planner.Plan, op setOp) (planner.Plan, error) {
 	if op.all {
 		return nil, errs.Unsupportedf("%s ALL is not supported", name)
 	}
-	ls, rs := l.Schema(), r.Schema()
-	if len(ls) != len(rs) {
+	if len(l.Schema()) != len(r.Schema()) {
 		return nil, errs.Invalidf("The used SELECT statements have a different number of columns")
 	}
+	// Like UNION, the result has the common type of both sides, and rows compare in it.
+	types := make([]arrow.DataType, len(l.Schema()))
+	for i := range types {
+		t, err := commonType(l.Schema()[i].Type, r.Schema()[i].Type)
+		if err != nil {
+			return nil, err
+		}
+		types[i] = t
+	}
+	l, r = b.castColumns(l, types), b.castColumns(r, types)
+	ls, rs := l.Schema(), r.Schema()
 	var on planner.Expr
 	for i := range ls {
 		eq := &planner.Call{Func: "<=>", Args: []planner.Expr{columnRef(ls[i]), columnRef(rs[i])}, T: arrow.FixedWidthTypes.Boolean}
@@ -210,4 +220,28 @@ func (b *binder) combine(l, r planner.Plan, op setOp) (planner.Plan, error) {
 		kind = planner.AntiJoin
 	}
 	return &planner.Distinct{Input: &planner.Join{Left: l, Right: r, Kind: kind, On: on, Columns: ls}}, nil
+}
+
+// castColumns projects p's columns to types, casting those of another type (fresh IDs) and
+// passing the others through; p itself when every column already has its type.
+func (b *binder) castColumns(p planner.Plan, types []arrow.DataType) planner.Plan {
+	in := p.Schema()
+	same := true
+	for i, c := range in {
+		same = same && arrow.TypeEqual(c.Type, types[i])
+	}
+	if same {
+		return p
+	}
+	pr := &planner.Project{Input: p}
+	for i, c := range in {
+		if arrow.TypeEqual(c.Type, types[i]) {
+			pr.Exprs = append(pr.Exprs, columnRef(c))
+			pr.Columns = append(pr.Columns, c)
+			continue
+		}
+		pr.Exprs = append(pr.Exprs, &planner.Cast{Expr: columnRef(c), To: types[i]})
+		pr.Columns = append(pr.Columns, planner.Column{ID: b.newID(), Name: c.Name, Type: types[i], Nullable: true})
+	}
+	return pr
 }

@@ -26,7 +26,8 @@ const (
 // type letter (I, R or T). NULL is "NULL" and an empty string is "(empty)" whatever the letter.
 // It fails with an Unsupported error for Arrow types a SQL result cannot hold.
 func FormatValue(col arrow.Array, row int, typ byte) (string, error) {
-	if col.IsNull(row) {
+	// A column of Arrow's null type has no validity bitmap, so IsNull alone misses it.
+	if col.IsNull(row) || col.DataType().ID() == arrow.NULL {
 		return nullText, nil
 	}
 	v, err := sqlValueOf(col, row)
