@@ -54,14 +54,17 @@ var shapes = []shape{
 	{"union_all", 1000, func(n int) string {
 		return join(n, " UNION ALL ", func(i int) string { return fmt.Sprintf("SELECT %d", i) })
 	}},
-	{"in_list", 10000, func(n int) string {
+	{"in_list", 100000, func(n int) string {
 		return "SELECT a FROM t WHERE a IN (" + join(n, ",", func(i int) string { return fmt.Sprint(i) }) + ")"
 	}},
-	{"nested_parens", 1000, func(n int) string {
+	{"nested_parens", 400, func(n int) string {
 		return "SELECT " + strings.Repeat("(", n) + "a" + strings.Repeat(")", n) + " FROM t"
 	}},
-	{"nested_plus", 1000, func(n int) string {
+	{"nested_plus", 200, func(n int) string {
 		return "SELECT " + strings.Repeat("(a + ", n) + "1" + strings.Repeat(")", n) + " FROM t"
+	}},
+	{"nested_subqueries", 100, func(n int) string {
+		return strings.Repeat("SELECT (", n) + "SELECT a FROM t" + strings.Repeat(")", n)
 	}},
 	{"case_list", 1000, func(n int) string {
 		return "SELECT CASE " + join(n, " ", func(i int) string { return fmt.Sprintf("WHEN a = %d THEN %d", i, i) }) + " END FROM t"
