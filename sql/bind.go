@@ -57,6 +57,7 @@ type binder struct {
 	limits    Limits
 	nodes     int // expressions and query blocks bound so far (Limits.MaxPlanSize)
 	depth     int // nesting of expressions and query blocks being bound (Limits.MaxNestingDepth)
+	queries   int // nesting of query blocks being bound (maxQueryNesting)
 }
 
 // newID allocates a column ID never handed out before in this statement.

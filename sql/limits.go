@@ -155,15 +155,41 @@ func (b *binder) countNode() error {
 // enter counts one level of nesting of expressions and query blocks being bound; leave ends it.
 // nestingDepth bounds the nesting of the text, but views expand into more, and this bound holds
 // whatever the source of the nesting.
+// A failed enter leaves the count as it was.
 func (b *binder) enter() error {
-	b.depth++
-	if b.depth > b.limits.MaxNestingDepth {
+	if b.depth >= b.limits.MaxNestingDepth {
 		return errs.Exhaustedf("statement is nested too deeply: more than %d levels of expressions and queries", b.limits.MaxNestingDepth)
 	}
-	return b.countNode()
+	if err := b.countNode(); err != nil {
+		return err
+	}
+	b.depth++
+	return nil
 }
 
 func (b *binder) leave() { b.depth-- }
+
+// maxQueryNesting is how deep query blocks (subqueries, derived tables, views) may nest: MySQL's
+// limit, which also bounds the passes that look at every subquery below the one at hand.
+const maxQueryNesting = 63
+
+// enterQuery is enter for a query block, which also counts against maxQueryNesting;
+// leaveQuery ends it.
+func (b *binder) enterQuery() error {
+	if b.queries >= maxQueryNesting {
+		return errs.Exhaustedf("Too high level of nesting for select: more than %d nested query blocks", maxQueryNesting)
+	}
+	if err := b.enter(); err != nil {
+		return err
+	}
+	b.queries++
+	return nil
+}
+
+func (b *binder) leaveQuery() {
+	b.leave()
+	b.queries--
+}
 
 // checkEvery returns the statement context's error on every 1024th item i of a long list, so
 // that binding a huge statement stops soon after its client has gone.

@@ -63,7 +63,7 @@ var shapes = []shape{
 	{"nested_plus", 200, func(n int) string {
 		return "SELECT " + strings.Repeat("(a + ", n) + "1" + strings.Repeat(")", n) + " FROM t"
 	}},
-	{"nested_subqueries", 100, func(n int) string {
+	{"nested_subqueries", 6, func(n int) string {
 		return strings.Repeat("SELECT (", n) + "SELECT a FROM t" + strings.Repeat(")", n)
 	}},
 	{"case_list", 1000, func(n int) string {
