@@ -3,8 +3,9 @@
 // long UNION ALL, a huge IN list, deep parentheses and nested expressions, a long CASE) it times
 // the whole path of a statement through an in-process engine — parse, bind, optimize, physical
 // planning and running it over a one-row table — and the distributed planning of the head, at
-// size n and 10n, and prints the ratio (about 10 for linear growth). It writes the figures as
-// JSON. It is a benchmark, never a test: nothing here asserts a speed.
+// size n and 10n, and prints the ratios of time and of bytes allocated (about 10 for linear
+// growth; on a loaded machine trust the allocation ratio over the time ratio). It writes the
+// figures as JSON. It is a benchmark, never a test: nothing here asserts a speed.
 package main
 
 import (
@@ -76,6 +77,7 @@ type measurement struct {
 	N         int     `json:"n"`
 	Bytes     int     `json:"bytes"`
 	ExecuteS  float64 `json:"execute_s"`             // bind + optimize + physical planning + run
+	AllocMB   float64 `json:"execute_alloc_mb"`      // bytes allocated by one such run, in MB
 	DistS     float64 `json:"distribute_s"`          // bind + optimize + distributed planning
 	Err       string  `json:"error,omitempty"`       // the statement's error, if it failed
 	TimedOut  bool    `json:"timed_out,omitempty"`   // did not finish within -timeout
@@ -87,6 +89,9 @@ type shapeResult struct {
 	Runs  []measurement `json:"runs"`
 	// Ratio is the time at 10n over the time at n (execute_s); linear growth gives about 10.
 	Ratio float64 `json:"ratio_10n_vs_n,omitempty"`
+	// AllocRatio is the same for the bytes allocated: a measure of work that does not depend on
+	// the load of the machine.
+	AllocRatio float64 `json:"alloc_ratio_10n_vs_n,omitempty"`
 }
 
 type report struct {
@@ -144,7 +149,7 @@ func run(runs int, timeout time.Duration, only string, scale int) (*report, erro
 		}
 	}
 	rep := &report{Benchmark: "planning", When: time.Now().UTC().Format(time.RFC3339), GoMaxProc: runtime.GOMAXPROCS(0), Runs: runs}
-	fmt.Printf("%-18s %9s %10s %12s %12s  %s\n", "shape", "n", "bytes", "execute s", "distribute s", "")
+	fmt.Printf("%-18s %9s %10s %12s %12s %10s  %s\n", "shape", "n", "bytes", "execute s", "distribute s", "alloc MB", "")
 	for _, sh := range shapes {
 		if only != "" && !contains(strings.Split(only, ","), sh.name) {
 			continue
@@ -159,6 +164,9 @@ func run(runs int, timeout time.Duration, only string, scale int) (*report, erro
 			} else {
 				m.ExecuteS, m.Err, m.TimedOut = timeMedian(runs, timeout, func(ctx context.Context) error { return execute(ctx, e, text) })
 				if !m.TimedOut && m.Err == "" {
+					m.AllocMB = allocatedMB(func() { _ = execute(context.Background(), e, text) })
+				}
+				if !m.TimedOut && m.Err == "" {
 					m.DistS, _, _ = timeMedian(runs, timeout, func(ctx context.Context) error {
 						_, err := e.Distribute(ctx, text, 2)
 						return err
@@ -172,12 +180,13 @@ func run(runs int, timeout time.Duration, only string, scale int) (*report, erro
 			} else if m.Unplanned {
 				note = "not run"
 			}
-			fmt.Printf("%-18s %9d %10d %12.4f %12.4f  %s\n", sh.name, n, m.Bytes, m.ExecuteS, m.DistS, firstLine(note))
+			fmt.Printf("%-18s %9d %10d %12.4f %12.4f %10.1f  %s\n", sh.name, n, m.Bytes, m.ExecuteS, m.DistS, m.AllocMB, firstLine(note))
 			res.Runs = append(res.Runs, m)
 		}
 		if a, b := res.Runs[0], res.Runs[1]; a.ExecuteS > 0 && b.ExecuteS > 0 {
 			res.Ratio = b.ExecuteS / a.ExecuteS
-			fmt.Printf("%-18s %9s %10s %12.1f  (ratio 10n / n)\n", sh.name, "", "", res.Ratio)
+			res.AllocRatio = b.AllocMB / a.AllocMB
+			fmt.Printf("%-18s %9s %10s %12.1f %12s %10.1f  (ratio 10n / n)\n", sh.name, "", "", res.Ratio, "", res.AllocRatio)
 		}
 		rep.Shapes = append(rep.Shapes, res)
 	}
@@ -206,6 +215,7 @@ func timeMedian(runs int, timeout time.Duration, f func(context.Context) error) 
 	var times []float64
 	for i := 0; i < runs; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		runtime.GC() // no collection owed by an earlier run
 		start := time.Now()
 		done := make(chan error, 1)
 		go func() { done <- f(ctx) }()
@@ -227,6 +237,15 @@ func timeMedian(runs int, timeout time.Duration, f func(context.Context) error) 
 	}
 	sort.Float64s(times)
 	return times[len(times)/2], "", false
+}
+
+// allocatedMB returns the megabytes allocated while f ran.
+func allocatedMB(f func()) float64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return float64(after.TotalAlloc-before.TotalAlloc) / 1e6
 }
 
 func contains(xs []string, x string) bool {
