@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
 // inConstExpr is x IN (c1, …, cn) with literal ci, compared as int64, date32 or timestamp: the
@@ -62,6 +63,10 @@ func (e *inConstExpr) build(ctx context.Context, tc *TaskContext) {
 	defer one.Release()
 	set := make(map[int64]struct{}, len(e.general.args)-1)
 	for _, c := range e.general.args[1:] {
+		if k, ok := int64OfScalar(c.(*literalExpr).v, e.cmpType); ok {
+			set[k] = struct{}{} // already of the comparison type: no cast to make
+			continue
+		}
 		raw, err := c.Eval(ctx, tc, one)
 		if err != nil {
 			return
@@ -82,6 +87,23 @@ func (e *inConstExpr) build(ctx context.Context, tc *TaskContext) {
 		v.Release()
 	}
 	e.set, e.ok = set, true
+}
+
+// int64OfScalar returns the value of a valid scalar of type t (int64, date32 or timestamp) as an
+// int64; ok is false for any other scalar.
+func int64OfScalar(v scalar.Scalar, t arrow.DataType) (int64, bool) {
+	if !v.IsValid() || !arrow.TypeEqual(v.DataType(), t) {
+		return 0, false
+	}
+	switch v := v.(type) {
+	case *scalar.Int64:
+		return v.Value, true
+	case *scalar.Date32:
+		return int64(v.Value), true
+	case *scalar.Timestamp:
+		return int64(v.Value), true
+	}
+	return 0, false
 }
 
 // int64At returns row i of an int64, date32 or timestamp array as an int64.
