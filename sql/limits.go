@@ -70,26 +70,35 @@ func (l Limits) checkText(text string) error {
 // INTERSECT, EXCEPT) deepens the level it is in by one, since vitess nests a chain of
 // operators one level per operator; a comma, WHEN, THEN or ELSE starts a sibling and resets
 // the level's count, and so do AND, OR (&&, ||) and UNION, whose operands become siblings in
-// the balanced tree. Quoted strings, identifiers and comments count nothing. It may overcount
-// (a+b*c counts 2 for a tree 2 deep, a*b+c too); it undercounts only the AND, OR and UNION
-// chains themselves: by at most 64 + log2 n per level of parentheses.
+// the balanced tree — except that a UNION of the other kind (ALL after DISTINCT or back) than
+// the level's last one nests, and counts. Quoted strings, identifiers and comments (not /*! */,
+// which vitess reads) count nothing. It may overcount (a+b*c counts 2 for a tree 2 deep, a*b+c
+// too); it undercounts only the chains of one kind of AND, OR or UNION shorter than 64, which
+// keep vitess's shape: by at most 64 + log2 n per level. The binder counts exactly again.
 func nestingDepth(text string, limit int) int {
-	// levels[i] is the operator count of open level i; depth is len(levels) + their sum.
-	levels := []int{0}
-	depth, deepest := 1, 1
+	// level is one open level: ops counts its operators since the last sibling; unions counts
+	// the switches between UNION ALL and UNION DISTINCT in it (a chain that mixes them cannot be
+	// rebalanced, so every switch nests), and union is the kind of its last UNION (0 for none).
+	type level struct{ ops, unions, union int }
+	levels := []level{{}}
+	depth, deepest := 1, 1 // depth is len(levels) + the sums of ops and unions
 	open := func() {
-		levels = append(levels, 0)
+		levels = append(levels, level{})
 		depth++
 	}
 	closeLevel := func() {
-		if len(levels) > 1 {
-			depth -= 1 + levels[len(levels)-1]
+		if top := levels[len(levels)-1]; len(levels) > 1 {
+			depth -= 1 + top.ops + top.unions
 			levels = levels[:len(levels)-1]
 		}
 	}
 	sibling := func() {
-		depth -= levels[len(levels)-1]
-		levels[len(levels)-1] = 0
+		depth -= levels[len(levels)-1].ops
+		levels[len(levels)-1].ops = 0
+	}
+	operator := func() {
+		levels[len(levels)-1].ops++
+		depth++
 	}
 	for i := 0; i < len(text) && deepest <= limit; i++ {
 		c := text[i]
@@ -100,7 +109,8 @@ func nestingDepth(text string, limit int) int {
 			for i < len(text) && text[i] != '\n' {
 				i++
 			}
-		case c == '/' && strings.HasPrefix(text[i:], "/*"):
+		case c == '/' && strings.HasPrefix(text[i:], "/*") && !strings.HasPrefix(text[i:], "/*!"):
+			// A /*! … */ comment holds SQL that vitess parses: it is scanned as text.
 			if end := strings.Index(text[i+2:], "*/"); end >= 0 {
 				i += end + 3
 			} else {
@@ -116,8 +126,7 @@ func nestingDepth(text string, limit int) int {
 			i++ // && and || are AND and OR
 			sibling()
 		case strings.IndexByte("+-*/%&|^~!=<>", c) >= 0:
-			levels[len(levels)-1]++
-			depth++
+			operator()
 		case isIdentByte(c) && (i == 0 || !isIdentByte(text[i-1])):
 			word := identAt(text, i)
 			i += len(word) - 1
@@ -129,12 +138,26 @@ func nestingDepth(text string, limit int) int {
 				open()
 			case "END":
 				closeLevel()
-			case "WHEN", "THEN", "ELSE", "AND", "OR", "UNION":
+			case "WHEN", "THEN", "ELSE", "AND", "OR":
 				sibling()
+			case "UNION":
+				sibling()
+				kind := 2
+				j := i + 1
+				for j < len(text) && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r') {
+					j++
+				}
+				if strings.EqualFold(identAt(text, j), "ALL") {
+					kind = 1
+				}
+				if top := &levels[len(levels)-1]; top.union != kind {
+					top.union = kind
+					top.unions++
+					depth++
+				}
 			case "NOT", "XOR", "DIV", "MOD", "IS", "LIKE", "REGEXP", "RLIKE", "BETWEEN", "IN", "JOIN",
 				"STRAIGHT_JOIN", "INTERVAL", "BINARY", "COLLATE", "INTERSECT", "EXCEPT":
-				levels[len(levels)-1]++
-				depth++
+				operator()
 			}
 		}
 		deepest = max(deepest, depth)

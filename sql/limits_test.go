@@ -25,7 +25,9 @@ func TestNestingDepthBoundsTheSyntaxTree(t *testing.T) {
 		{"SELECT CASE WHEN a = 1 THEN b + 1 ELSE CASE WHEN b > 2 THEN 1 END END FROM t1", 4},
 		{"SELECT '((((', `a(((` FROM t1 -- ((((\n", 1},
 		{"SELECT /* (((( */ a FROM t1 # ((((", 1},
-		{"SELECT 1 UNION ALL SELECT -1 UNION ALL SELECT -1", 2},
+		{"SELECT 1 UNION ALL SELECT -1 UNION ALL SELECT -1", 3},
+		{"SELECT 1 UNION SELECT 1 UNION ALL SELECT 1 UNION DISTINCT SELECT 1 UNION SELECT 1", 4},
+		{"SELECT /*! 1 + 1 */ 1", 7}, // vitess reads the SQL in /*! */; its marks count as operators
 		{"SELECT (SELECT (SELECT 1))", 3},
 	} {
 		if got := nestingDepth(tt.text, 1000); got != tt.want {
@@ -52,6 +54,11 @@ func TestBindLimits(t *testing.T) {
 		if errs.CategoryOf(err) != errs.ResourceExhausted || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want a resource limit (%s)", tt.text, err, tt.want)
 		}
+	}
+	// A chain that switches between UNION ALL and UNION cannot be rebalanced: each switch nests.
+	mixed := strings.Repeat("SELECT 1 UNION ALL SELECT 1 UNION ", 12) + "SELECT 1"
+	if _, err := Bind(WithLimits(context.Background(), Limits{MaxNestingDepth: 20}), mixed, testCatalog(t), nil); errs.CategoryOf(err) != errs.ResourceExhausted {
+		t.Errorf("24 switches of UNION kind: error %v, want a resource limit", err)
 	}
 	// The binder's own count holds where the text's estimate undercounts: 200 AND chains of 63
 	// conditions (too short to be rebalanced), each nested, through an OR, in the first
