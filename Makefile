@@ -17,7 +17,7 @@ SMOKE_FILES := sqlite/select1.test sqlite/select2.test sqlite/evidence sqlite/ra
 # prints its directory.
 PYTHON = "$$(scripts/venv.sh)/bin/python"
 
-.PHONY: help build run test python-client test-servers test-go test-python test-slt test-fuzz conformance conformance-workers bench bench-iceberg bench-cluster lint fuzz clean
+.PHONY: help build run test python-client test-servers test-go test-python test-slt test-fuzz conformance conformance-workers bench bench-iceberg bench-cluster bench-planning lint fuzz clean
 
 help:
 	@echo "make run          build and serve the demo catalog over Flight SQL on $(LISTEN), with 2 data nodes"
@@ -29,6 +29,7 @@ help:
 	@echo "make bench-cluster  datasets and divided queries on 1, 2 and 4 data nodes vs reading Iceberg"
 	@echo "make bench-training training epochs into torch tensors vs raw Flight and vs re-reading Parquet"
 	@echo "make bench-membership [MINUTES=10]  a busy, throttled, stopped and killed data node: what moves"
+	@echo "make bench-planning planning time of hostile statement shapes at n and 10n"
 	@echo "make lint         gofmt, go vet, staticcheck"
 	@echo "make fuzz         $(FUZZ_TIME) of the engine's SQL fuzz target"
 
@@ -75,7 +76,7 @@ conformance-workers: build
 	$(SLT_RUNNER) --dir $(SLT_DIR) --parallel $(CONFORMANCE_PARALLEL) --workers 3 \
 		--results conformance-workers-results --failures conformance-workers-failures.txt
 
-bench: build bench-assign bench-cluster bench-training
+bench: build bench-assign bench-cluster bench-training bench-planning
 	$(GO) run ./bench/aggregate --python $(PYTHON)
 	$(PYTHON) bench/iceberg/main.py
 
@@ -86,6 +87,11 @@ bench-iceberg: build
 # same Iceberg table in MinIO; writes bench/results/cluster.json. About 2 minutes.
 bench-cluster: build
 	$(PYTHON) bench/cluster/main.py
+
+# Planning time of hostile statement shapes (long AND/OR/UNION chains, IN and CASE lists, deep
+# nesting) at n and 10n; writes bench/results/planning.json. Pure Go, about a minute.
+bench-planning:
+	$(GO) run ./bench/planning
 
 # Dividing 100,000 skewed scan tasks over 100 data nodes: exec.AssignShares against round-robin
 # and a contiguous split; writes bench/results/assign.json. Pure Go, seconds.

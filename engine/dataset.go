@@ -19,7 +19,6 @@ import (
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/planner"
-	"github.com/cachedb/cachedb/sql"
 )
 
 // DefaultPartitionsPerNode is how many partitions a dataset gets per alive data node when its
@@ -51,7 +50,7 @@ func (e *Engine) CreateDataset(ctx context.Context, name, query string, opts Dat
 	if err != nil {
 		return cluster.DatasetInfo{}, err
 	}
-	stmt, err := sql.Bind(ctx, query, tables, nil)
+	stmt, err := e.bind(ctx, query, tables, nil)
 	if err != nil {
 		return cluster.DatasetInfo{}, err
 	}
@@ -82,9 +81,9 @@ func (e *Engine) materialize(ctx context.Context, name string, q *planner.Query,
 		return info, nil
 	}
 	// One physical plan: the divided one when the query divides, else the whole one.
-	op, scan, divisible, err := planner.PlanQueryShares(q, e.physicalOptions(false))
+	op, scan, divisible, err := planner.PlanQueryShares(ctx, q, e.physicalOptions(false))
 	if err == nil && !divisible {
-		op, _, err = planner.PlanQuery(q, e.physicalOptions(false))
+		op, _, err = planner.PlanQuery(ctx, q, e.physicalOptions(false))
 	}
 	if err != nil {
 		return cluster.DatasetInfo{}, err

@@ -14,7 +14,6 @@ import (
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/internal/safe"
 	"github.com/cachedb/cachedb/planner"
-	"github.com/cachedb/cachedb/sql"
 )
 
 // DistributedPlan describes how a query runs over data nodes (planner.PlanDistributed).
@@ -81,7 +80,7 @@ func (e *Engine) planDistributed(ctx context.Context, sqlText string, nodes int)
 	if err != nil {
 		return nil, planner.Distribution{}, err
 	}
-	stmt, err := sql.Bind(ctx, sqlText, tables, nil)
+	stmt, err := e.bind(ctx, sqlText, tables, nil)
 	if err != nil {
 		return nil, planner.Distribution{}, err
 	}
@@ -92,7 +91,7 @@ func (e *Engine) planDistributed(ctx context.Context, sqlText string, nodes int)
 	}
 	opts := e.physicalOptions(false)
 	opts.Nodes = nodes
-	return planner.PlanDistributed(q, opts)
+	return planner.PlanDistributed(ctx, q, opts)
 }
 
 // ExecuteStage runs this process's part of a distributed execution of st (planned in the
@@ -190,7 +189,7 @@ func (e *Engine) UseDataNodes(count func() int) { e.dataNodes = count }
 
 // explainDistributed adds the distributed plan of q to an EXPLAIN, when there are data nodes
 // and q would run over them.
-func (e *Engine) explainDistributed(q *planner.Query, add func(kind, text string)) error {
+func (e *Engine) explainDistributed(ctx context.Context, q *planner.Query, add func(kind, text string)) error {
 	if e.dataNodes == nil {
 		return nil
 	}
@@ -200,7 +199,7 @@ func (e *Engine) explainDistributed(q *planner.Query, add func(kind, text string
 	}
 	opts := e.physicalOptions(false)
 	opts.Nodes = nodes
-	op, dist, err := planner.PlanDistributed(q, opts)
+	op, dist, err := planner.PlanDistributed(ctx, q, opts)
 	if err != nil || op == nil {
 		return err
 	}

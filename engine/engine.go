@@ -15,6 +15,7 @@ import (
 	"github.com/cachedb/cachedb/catalog"
 	memcat "github.com/cachedb/cachedb/catalog/memory"
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/sql"
 )
 
 // Config is the engine's configuration. The zero value is usable: every field has a default.
@@ -39,6 +40,11 @@ type Config struct {
 	// DefaultCatalog names the source catalog that unqualified and namespace-qualified table
 	// names fall back to ("" for none).
 	DefaultCatalog string
+	// Limits bound the statements the engine plans: their length in bytes, their nesting and
+	// the number of expressions and query blocks bound (sql.Limits; a zero field takes its
+	// default: 16 MiB, 5,000 levels, 2,000,000). A statement beyond them fails with
+	// errs.ResourceExhausted before it is planned.
+	Limits sql.Limits
 }
 
 // Engine executes statements against its catalog. It is safe for concurrent use.

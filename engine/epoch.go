@@ -181,7 +181,7 @@ func (e *Engine) epochSource(ctx context.Context, sqlText string) (*memcat.Datas
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	stmt, err := sql.Bind(ctx, sqlText, tables, nil)
+	stmt, err := e.bind(ctx, sqlText, tables, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -91,13 +91,13 @@ func (e *Engine) execute(ctx context.Context, sqlText string, params []scalar.Sc
 	if err != nil {
 		return nil, err
 	}
-	stmt, err := sql.Bind(ctx, sqlText, tables, params)
+	stmt, err := e.bind(ctx, sqlText, tables, params)
 	if err != nil {
 		return nil, err
 	}
 	switch s := stmt.(type) {
 	case *planner.Query:
-		op, _, err := planner.PlanQuery(s, e.physicalOptions(false))
+		op, _, err := planner.PlanQuery(ctx, s, e.physicalOptions(false))
 		if err != nil {
 			return nil, err
 		}
@@ -149,6 +149,11 @@ func (e *Engine) execute(ctx context.Context, sqlText string, params []scalar.Sc
 	return nil, errs.Internalf("no way to run %T", stmt)
 }
 
+// bind binds a statement within the engine's limits (Config.Limits).
+func (e *Engine) bind(ctx context.Context, text string, tables catalog.Catalog, params []scalar.Scalar) (planner.Statement, error) {
+	return sql.Bind(sql.WithLimits(ctx, e.cfg.Limits), text, tables, params)
+}
+
 func (e *Engine) physicalOptions(analyze bool) planner.PhysicalOptions {
 	return planner.PhysicalOptions{Partitions: e.cfg.Partitions, Analyze: analyze, NoPushdown: e.cfg.NoPushdown}
 }
@@ -158,7 +163,7 @@ func (e *Engine) prepare(ctx context.Context, sqlText string) (*Prepared, error)
 	if err != nil {
 		return nil, err
 	}
-	stmt, err := sql.Bind(ctx, sqlText, tables, nil)
+	stmt, err := e.bind(ctx, sqlText, tables, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +197,7 @@ func (e *Engine) answerFromDataset(ctx context.Context, q *planner.Query, tables
 	if err != nil {
 		return nil, false, err
 	}
-	stmt, err := sql.Bind(ctx, text, fresh, nil)
+	stmt, err := e.bind(ctx, text, fresh, nil)
 	if err != nil {
 		// Dropped in between: plan the query itself.
 		return nil, false, nil
@@ -246,7 +251,7 @@ func (e *Engine) runToBatches(ctx context.Context, q *planner.Query, params []sc
 			op = exec.NewCoalesce(op)
 		}
 	} else {
-		op, _, err = planner.PlanQuery(q, e.physicalOptions(false))
+		op, _, err = planner.PlanQuery(ctx, q, e.physicalOptions(false))
 	}
 	if err != nil {
 		return nil, nil, err
@@ -296,7 +301,7 @@ func (e *Engine) createTable(ctx context.Context, s *planner.CreateTable, params
 			return nil, err
 		}
 		// Bind again through a pinning Set, so the job records the versions it reads.
-		stmt, err := sql.Bind(ctx, s.AsSelectSQL, tables, nil)
+		stmt, err := e.bind(ctx, s.AsSelectSQL, tables, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -487,7 +492,7 @@ var explainSchema = arrow.NewSchema([]arrow.Field{
 // physical plan. EXPLAIN ANALYZE runs the query to completion first and reports the physical
 // plan with each operator's metrics.
 func (e *Engine) explain(ctx context.Context, s *planner.Explain, params []scalar.Scalar) (*Result, error) {
-	op, logical, err := planner.PlanQuery(s.Query, e.physicalOptions(s.Analyze))
+	op, logical, err := planner.PlanQuery(ctx, s.Query, e.physicalOptions(s.Analyze))
 	if err != nil {
 		return nil, err
 	}
@@ -514,7 +519,7 @@ func (e *Engine) explain(ctx context.Context, s *planner.Explain, params []scala
 		add("analyzed_plan", exec.FormatAnalyzedPlan(op))
 	} else {
 		add("physical_plan", exec.FormatPlan(op))
-		if err := e.explainDistributed(s.Query, add); err != nil {
+		if err := e.explainDistributed(ctx, s.Query, add); err != nil {
 			return nil, err
 		}
 	}

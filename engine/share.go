@@ -10,7 +10,6 @@ import (
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/internal/safe"
 	"github.com/cachedb/cachedb/planner"
-	"github.com/cachedb/cachedb/sql"
 )
 
 // Division describes how a query's rows divide among data nodes without moving rows between
@@ -65,7 +64,7 @@ func (e *Engine) planShares(ctx context.Context, sqlText string) (exec.Operator,
 	if err != nil {
 		return nil, nil, false, err
 	}
-	stmt, err := sql.Bind(ctx, sqlText, tables, nil)
+	stmt, err := e.bind(ctx, sqlText, tables, nil)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -73,7 +72,7 @@ func (e *Engine) planShares(ctx context.Context, sqlText string) (exec.Operator,
 	if !ok {
 		return nil, nil, false, nil
 	}
-	return planner.PlanQueryShares(q, e.physicalOptions(false))
+	return planner.PlanQueryShares(ctx, q, e.physicalOptions(false))
 }
 
 // collectTasksInOrder runs the given scan tasks like ExecuteTasks and returns all their rows:

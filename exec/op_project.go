@@ -24,9 +24,11 @@ type Project struct {
 func NewProject(input Operator, exprs []Expr, names []string) Operator {
 	fields := make([]arrow.Field, len(exprs))
 	for i, e := range exprs {
-		name := e.String()
+		var name string
 		if i < len(names) {
 			name = names[i]
+		} else {
+			name = e.String() // only when unnamed: the text of a deep expression is costly
 		}
 		fields[i] = arrow.Field{Name: name, Type: e.DataType(), Nullable: true}
 	}

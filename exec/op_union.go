@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -16,6 +17,9 @@ import (
 type Union struct {
 	inputs []Operator
 	schema *arrow.Schema
+	// ends[i] is the number of partitions of inputs[:i+1] (inputs' partitions are fixed when
+	// they are built), so a partition finds its input by binary search.
+	ends []int
 }
 
 // NewUnion concatenates inputs. They must have the same number of columns with the same types
@@ -38,30 +42,31 @@ func NewUnion(inputs []Operator) (Operator, error) {
 			fields[c].Nullable = fields[c].Nullable || f.Nullable
 		}
 	}
-	return &Union{inputs: inputs, schema: arrow.NewSchema(fields, nil)}, nil
+	ends := make([]int, len(inputs))
+	n := 0
+	for i, in := range inputs {
+		n += in.Partitions()
+		ends[i] = n
+	}
+	return &Union{inputs: inputs, schema: arrow.NewSchema(fields, nil), ends: ends}, nil
 }
 
 func (u *Union) Schema() *arrow.Schema { return u.schema }
 func (u *Union) Children() []Operator  { return u.inputs }
 func (u *Union) String() string        { return fmt.Sprintf("Union: %d inputs", len(u.inputs)) }
 
-func (u *Union) Partitions() int {
-	n := 0
-	for _, in := range u.inputs {
-		n += in.Partitions()
-	}
-	return n
-}
+func (u *Union) Partitions() int { return u.ends[len(u.ends)-1] }
 
 func (u *Union) Execute(ctx context.Context, partition int, tc *TaskContext) (array.RecordReader, error) {
-	p := partition
-	for _, in := range u.inputs {
-		if p < in.Partitions() {
-			return relabel(ctx, in, p, tc, u.schema)
-		}
-		p -= in.Partitions()
+	i := sort.SearchInts(u.ends, partition+1)
+	if partition < 0 || i == len(u.inputs) {
+		return nil, errs.Internalf("union has %d partitions, asked for %d", u.Partitions(), partition)
 	}
-	return nil, errs.Internalf("union has %d partitions, asked for %d", u.Partitions(), partition)
+	start := 0
+	if i > 0 {
+		start = u.ends[i-1]
+	}
+	return relabel(ctx, u.inputs[i], partition-start, tc, u.schema)
 }
 
 // relabel executes partition p of in and yields its non-empty batches under schema, which has

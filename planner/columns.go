@@ -191,10 +191,24 @@ func walkExpr(e Expr, f func(Expr)) {
 
 // conjuncts splits e on AND.
 func conjuncts(e Expr) []Expr {
-	if c, ok := e.(*Call); ok && c.Func == "and" && len(c.Args) == 2 {
-		return append(conjuncts(c.Args[0]), conjuncts(c.Args[1])...)
+	return chain(e, "and")
+}
+
+// chain lists the operands of the tree of binary calls of f rooted at e, left to right, in
+// time linear in their number and without recursion, whatever the tree's shape.
+func chain(e Expr, f string) []Expr {
+	var out []Expr
+	stack := []Expr{e}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if c, ok := x.(*Call); ok && c.Func == f && len(c.Args) == 2 {
+			stack = append(stack, c.Args[1], c.Args[0])
+			continue
+		}
+		out = append(out, x)
 	}
-	return []Expr{e}
+	return out
 }
 
 // isConstant reports whether e reads no column at all.
@@ -204,8 +218,15 @@ func isConstant(e Expr) bool {
 	return len(used) == 0
 }
 
-// and joins conditions with AND; nil for none.
+// and joins conditions with AND; nil for none. Fewer than 64 conditions nest to the left, as
+// the binder nests a short chain; more make a tree of such chains, about log2 n deep, so that
+// no pass recurses once per condition (AND evaluates every operand and is associative, so the
+// shape does not change the result).
 func and(es ...Expr) Expr {
+	if len(es) >= 64 {
+		half := len(es) / 2
+		return &Call{Func: "and", Args: []Expr{and(es[:half]...), and(es[half:]...)}, T: arrow.FixedWidthTypes.Boolean}
+	}
 	var out Expr
 	for _, e := range es {
 		if out == nil {

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"context"
+
 	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/exec"
 )
@@ -39,8 +41,11 @@ type Distribution struct {
 // client-facing schema; when dist.Root is nil it has a single partition. When the query has no
 // distributed scan, or reads a table only this process has (a memory or system table, which
 // data nodes cannot plan), op is nil: run the query in one process (PlanQuery).
-func PlanDistributed(q *Query, opts PhysicalOptions) (op exec.Operator, dist Distribution, err error) {
-	logical := Optimize(q.Plan)
+func PlanDistributed(ctx context.Context, q *Query, opts PhysicalOptions) (op exec.Operator, dist Distribution, err error) {
+	logical, err := OptimizeContext(ctx, q.Plan)
+	if err != nil {
+		return nil, Distribution{}, err
+	}
 	opts.Analyze = false
 	pp := &physicalPlanner{opts: opts, placed: map[exec.Operator]exec.Placement{}}
 	op, err = pp.plan(logical)

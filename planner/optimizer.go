@@ -1,5 +1,7 @@
 package planner
 
+import "context"
+
 // Rule is one logical rewrite. Rewrite returns the plan it was given (and false) when it does
 // not apply; it never mutates its input, it builds new nodes.
 type Rule interface {
@@ -19,15 +21,50 @@ const maxPasses = 16
 // fixpoint, then prunes unused columns. Subquery plans inside expressions are optimized the same
 // way.
 func Optimize(p Plan) Plan {
+	out, _ := OptimizeContext(context.Background(), p)
+	return out
+}
+
+// OptimizeContext is Optimize that gives up with ctx's error when ctx ends (its client has
+// gone): it checks ctx before every pass of the rules and every subquery plan.
+func OptimizeContext(ctx context.Context, p Plan) (Plan, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	p, _ = ReorderJoins{}.Rewrite(p)
-	p = OptimizeWith(p, DefaultRules())
+	p, err := optimizeWith(ctx, p, DefaultRules())
+	if err != nil {
+		return nil, err
+	}
 	p = pruneColumns(p)
-	return mapSubqueryPlans(p, Optimize)
+	p = mapSubqueryPlans(p, func(sub Plan) Plan {
+		if err != nil {
+			return sub
+		}
+		var out Plan
+		if out, err = OptimizeContext(ctx, sub); err != nil {
+			return sub
+		}
+		return out
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // OptimizeWith is Optimize with an explicit rule list (for tests).
 func OptimizeWith(p Plan, rules []Rule) Plan {
+	out, _ := optimizeWith(context.Background(), p, rules)
+	return out
+}
+
+// optimizeWith runs rules to a fixpoint (at most maxPasses passes), checking ctx before each.
+func optimizeWith(ctx context.Context, p Plan, rules []Rule) (Plan, error) {
 	for pass := 0; pass < maxPasses; pass++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		changed := false
 		for _, r := range rules {
 			var c bool
@@ -38,5 +75,5 @@ func OptimizeWith(p Plan, rules []Rule) Plan {
 			break
 		}
 	}
-	return p
+	return p, nil
 }

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"context"
+
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/cachedb/cachedb/catalog"
@@ -10,8 +12,11 @@ import (
 // PlanQuery optimizes a bound query and plans it physically. The returned operator has a
 // single partition and the client-facing schema: output names as written, and booleans as the
 // 0/1 integers a MySQL client sees. It also returns the optimized logical plan, for EXPLAIN.
-func PlanQuery(q *Query, opts PhysicalOptions) (exec.Operator, Plan, error) {
-	logical := Optimize(q.Plan)
+func PlanQuery(ctx context.Context, q *Query, opts PhysicalOptions) (exec.Operator, Plan, error) {
+	logical, err := OptimizeContext(ctx, q.Plan)
+	if err != nil {
+		return nil, nil, err
+	}
 	op, err := Physical(logical, opts)
 	if err != nil {
 		return nil, nil, err
@@ -62,8 +67,11 @@ func OutputSchema(p Plan) *arrow.Schema {
 // plan with its partitions (the scan tasks) not merged, the scan (whose TaskBytes and
 // TaskLocations describe the partitions), and ok. Otherwise ok is false and the query must run
 // in one place.
-func PlanQueryShares(q *Query, opts PhysicalOptions) (op exec.Operator, scan *exec.Scan, ok bool, err error) {
-	logical := Optimize(q.Plan)
+func PlanQueryShares(ctx context.Context, q *Query, opts PhysicalOptions) (op exec.Operator, scan *exec.Scan, ok bool, err error) {
+	logical, err := OptimizeContext(ctx, q.Plan)
+	if err != nil {
+		return nil, nil, false, err
+	}
 	op, err = Physical(logical, opts)
 	if err != nil {
 		return nil, nil, false, err

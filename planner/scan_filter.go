@@ -37,7 +37,7 @@ func scanDisjunction(s *Scan, e Expr) (catalog.Filter, bool) {
 	switch c.Func {
 	case "or":
 		var d catalog.Disjunction
-		for _, arg := range c.Args {
+		for _, arg := range chain(c, "or") {
 			sub, ok := scanDisjunction(s, arg)
 			if !ok || len(sub) != 1 {
 				return nil, false

@@ -20,10 +20,17 @@ import (
 // Errors are categorized: syntax and type errors are errs.InvalidInput (a syntax error names the
 // position vitess stopped at), unknown tables and columns errs.NotFound, valid SQL cachedb does
 // not implement errs.Unsupported.
+//
+// The statement must be within the Limits ctx carries (WithLimits; DefaultLimits otherwise):
+// errs.ResourceExhausted otherwise. Binding stops with ctx's error when ctx ends.
 func Bind(ctx context.Context, text string, cat catalog.Catalog, params []scalar.Scalar) (planner.Statement, error) {
+	limits := limitsOf(ctx)
+	if err := limits.checkText(text); err != nil {
+		return nil, err
+	}
 	stmt, err := parse(text)
 	if err != nil {
-		b := &binder{ctx: ctx, cat: cat, params: params}
+		b := &binder{ctx: ctx, cat: cat, params: params, limits: limits}
 		if q, ok, serr := b.setOperation(text); ok {
 			return q, serr
 		}
@@ -35,7 +42,7 @@ func Bind(ctx context.Context, text string, cat catalog.Catalog, params []scalar
 		}
 		return nil, err
 	}
-	b := &binder{ctx: ctx, cat: cat, params: params}
+	b := &binder{ctx: ctx, cat: cat, params: params, limits: limits}
 	return b.statement(stmt, text)
 }
 
@@ -50,7 +57,11 @@ type binder struct {
 	viewDepth int       // nesting of view expansions in progress
 	now       time.Time // statement time, fixed at first use (statementTime)
 	// wide maps each cast widenQuotients made back to the full-precision value it narrows.
-	wide map[*planner.Cast]planner.Expr
+	wide    map[*planner.Cast]planner.Expr
+	limits  Limits
+	nodes   int // expressions and query blocks bound so far (Limits.MaxPlanSize)
+	depth   int // nesting of expressions and query blocks being bound (Limits.MaxNestingDepth)
+	queries int // nesting of query blocks being bound (maxQueryNesting)
 }
 
 // newID allocates a column ID never handed out before in this statement.

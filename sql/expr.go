@@ -72,8 +72,17 @@ func (b *binder) exprs(es []sqlparser.Expr, ctx *exprContext) ([]planner.Expr, e
 	return out, nil
 }
 
-// expr binds one scalar expression.
+// expr binds one scalar expression, within the statement's limits.
 func (b *binder) expr(e sqlparser.Expr, ctx *exprContext) (planner.Expr, error) {
+	if err := b.enter(); err != nil {
+		return nil, err
+	}
+	defer b.leave()
+	return b.exprNode(e, ctx)
+}
+
+// exprNode binds one scalar expression (expr without the limits).
+func (b *binder) exprNode(e sqlparser.Expr, ctx *exprContext) (planner.Expr, error) {
 	switch e := e.(type) {
 	case *sqlparser.Literal:
 		return literal(e)

@@ -16,7 +16,16 @@ import (
 // Names are returned in lower case; values may be quoted ('…' or "…"). It returns nil when the
 // statement has no such hint, and errs.InvalidInput for a malformed one. Other hints are left
 // alone. A query with INTERSECT or EXCEPT, which vitess cannot parse whole, has no hint.
+//
+// Only a statement that has an optimizer hint comment is parsed (within DefaultLimits), so
+// every other statement costs a scan of its text here, not a second parse.
 func TrainingHint(text string) (map[string]string, error) {
+	if !strings.Contains(text, "/*+") {
+		return nil, nil
+	}
+	if err := DefaultLimits.checkText(text); err != nil {
+		return nil, err
+	}
 	if _, _, setOps := splitSetOps(text); setOps {
 		return nil, nil
 	}

@@ -17,7 +17,8 @@ var newParser = sync.OnceValues(func() (*sqlparser.Parser, error) {
 	return sqlparser.New(sqlparser.Options{MySQLServerVersion: mysqlVersion})
 })
 
-// parse turns text into one vitess statement. Syntax errors are errs.InvalidInput and keep
+// parse turns text into one vitess statement, its long AND, OR and UNION chains balanced
+// (balanceChains). Syntax errors are errs.InvalidInput and keep
 // vitess's message, which names the position and the token it stopped at.
 func parse(text string) (sqlparser.Statement, error) {
 	p, err := newParser()
@@ -32,12 +33,12 @@ func parse(text string) (sqlparser.Statement, error) {
 		// means the default, so drop it and try once more; the first error stands otherwise.
 		if rewritten, ok := dropAggregateAll(text); ok {
 			if stmt, err2 := p.ParseStrictDDL(rewritten); err2 == nil {
-				return stmt, nil
+				return balanceChains(stmt), nil
 			}
 		}
 		return nil, &errs.Error{Category: errs.InvalidInput, Msg: "SQL syntax error", Err: err}
 	}
-	return stmt, nil
+	return balanceChains(stmt), nil
 }
 
 // dropAggregateAll removes the keyword ALL where it directly follows the opening parenthesis of

@@ -14,6 +14,10 @@ import (
 // outer is the enclosing query block's scope for a subquery in an expression (correlated
 // references), nil for a top-level query or a derived table.
 func (b *binder) tableStatement(ts sqlparser.TableStatement, outer *scope) (planner.Plan, error) {
+	if err := b.enterQuery(); err != nil {
+		return nil, err
+	}
+	defer b.leaveQuery()
 	switch s := ts.(type) {
 	case *sqlparser.Select:
 		return b.selectStmt(s, outer)

@@ -23,16 +23,12 @@ func (b *binder) union(u *sqlparser.Union, outer *scope) (planner.Plan, error) {
 	}
 	all := !u.Distinct
 	var inputs []planner.Plan
-	for _, side := range []sqlparser.TableStatement{u.Left, u.Right} {
+	for _, side := range unionOperands(u) {
 		p, err := b.tableStatement(side, outer)
 		if err != nil {
 			return nil, err
 		}
-		if nested, ok := p.(*planner.Union); ok && nested.All == all {
-			inputs = append(inputs, nested.Inputs...)
-		} else {
-			inputs = append(inputs, p)
-		}
+		inputs = append(inputs, p)
 	}
 	out, err := b.newUnion(inputs, all)
 	if err != nil {
@@ -45,18 +41,42 @@ func (b *binder) union(u *sqlparser.Union, outer *scope) (planner.Plan, error) {
 	return b.limit(plan, u.Limit)
 }
 
+// unionOperands lists the operands of u, left to right, with the nested unions of the same kind
+// (ALL or DISTINCT) and without ORDER BY, LIMIT, WITH or INTO flattened into them: vitess
+// nests a chain `s1 UNION ALL s2 UNION ALL s3 …` to the left, one level per operand. The walk
+// keeps its own stack, so neither the length of the chain nor its nesting costs more than
+// linear time or any call depth.
+func unionOperands(u *sqlparser.Union) []sqlparser.TableStatement {
+	var out []sqlparser.TableStatement
+	stack := []sqlparser.TableStatement{u.Right, u.Left}
+	for len(stack) > 0 {
+		ts := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n, ok := ts.(*sqlparser.Union); ok && n.Distinct == u.Distinct && len(n.OrderBy) == 0 &&
+			n.Limit == nil && n.With == nil && n.Into == nil {
+			stack = append(stack, n.Right, n.Left)
+			continue
+		}
+		out = append(out, ts)
+	}
+	return out
+}
+
 // newUnion combines inputs column by column: names from the first input, types the common type
 // of each column across inputs, fresh column IDs.
 func (b *binder) newUnion(inputs []planner.Plan, all bool) (*planner.Union, error) {
 	first := inputs[0].Schema()
 	out := &planner.Union{Inputs: inputs, All: all}
+	schemas := make([]planner.Schema, len(inputs))
+	for j, in := range inputs {
+		schemas[j] = in.Schema()
+		if len(schemas[j]) != len(first) {
+			return nil, errs.Invalidf("The used SELECT statements have a different number of columns")
+		}
+	}
+	types := make([]arrow.DataType, len(inputs))
 	for i, c := range first {
-		types := make([]arrow.DataType, len(inputs))
-		for j, in := range inputs {
-			s := in.Schema()
-			if len(s) != len(first) {
-				return nil, errs.Invalidf("The used SELECT statements have a different number of columns")
-			}
+		for j, s := range schemas {
 			types[j] = s[i].Type
 		}
 		t, err := commonType(types...)

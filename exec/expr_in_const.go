@@ -1,0 +1,147 @@
+package exec
+
+import (
+	"context"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+)
+
+// inConstExpr is x IN (c1, …, cn) with literal ci, compared as int64, date32 or timestamp: the
+// shape of long IN lists. The general kernel broadcasts every constant to a whole array per
+// batch and compares each row with each of them (rows × n work and memory); this converts the
+// constants to the comparison type once, into a hash set, and probes it once per row. It yields
+// exactly what the general kernel yields (equality in these types is equality of the values),
+// and falls back to it when a constant does not convert.
+type inConstExpr struct {
+	general *callExpr
+	operand Expr
+	cmpType arrow.DataType
+
+	once    sync.Once
+	set     map[int64]struct{} // the non-NULL constants, as int64 (date32 and timestamp widened)
+	sawNull bool               // some constant is NULL
+	ok      bool               // the set was built; otherwise evaluate general
+}
+
+// newInConst returns the specialized form of an "in" call whose list is all literals and whose
+// comparison type is int64, date32 or timestamp, and nil otherwise.
+func newInConst(call *callExpr) Expr {
+	if call.name != "in" || len(call.args) < 2 {
+		return nil
+	}
+	if _, lit := call.args[0].(*literalExpr); lit {
+		return nil
+	}
+	types := make([]arrow.DataType, len(call.args))
+	for i, a := range call.args {
+		if _, lit := a.(*literalExpr); !lit && i > 0 {
+			return nil
+		}
+		types[i] = a.DataType()
+	}
+	t, err := comparisonType("IN", types)
+	if err != nil {
+		return nil
+	}
+	switch t.ID() {
+	case arrow.INT64, arrow.DATE32, arrow.TIMESTAMP:
+	default:
+		return nil
+	}
+	return &inConstExpr{general: call, operand: call.args[0], cmpType: t}
+}
+
+func (e *inConstExpr) DataType() arrow.DataType { return e.general.DataType() }
+func (e *inConstExpr) String() string           { return e.general.String() }
+
+// build converts the constants to the comparison type, as the general kernel's cast does.
+func (e *inConstExpr) build(ctx context.Context, tc *TaskContext) {
+	one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
+	defer one.Release()
+	set := make(map[int64]struct{}, len(e.general.args)-1)
+	for _, c := range e.general.args[1:] {
+		if k, ok := int64OfScalar(c.(*literalExpr).v, e.cmpType); ok {
+			set[k] = struct{}{} // already of the comparison type: no cast to make
+			continue
+		}
+		raw, err := c.Eval(ctx, tc, one)
+		if err != nil {
+			return
+		}
+		v, err := CastArray(ctx, tc, raw, e.cmpType)
+		raw.Release()
+		if err != nil {
+			return
+		}
+		if v.IsNull(0) {
+			e.sawNull = true
+		} else if k, ok := int64At(v, 0); ok {
+			set[k] = struct{}{}
+		} else {
+			v.Release()
+			return
+		}
+		v.Release()
+	}
+	e.set, e.ok = set, true
+}
+
+// int64OfScalar returns the value of a valid scalar of type t (int64, date32 or timestamp) as an
+// int64; ok is false for any other scalar.
+func int64OfScalar(v scalar.Scalar, t arrow.DataType) (int64, bool) {
+	if !v.IsValid() || !arrow.TypeEqual(v.DataType(), t) {
+		return 0, false
+	}
+	switch v := v.(type) {
+	case *scalar.Int64:
+		return v.Value, true
+	case *scalar.Date32:
+		return int64(v.Value), true
+	case *scalar.Timestamp:
+		return int64(v.Value), true
+	}
+	return 0, false
+}
+
+// int64At returns row i of an int64, date32 or timestamp array as an int64.
+func int64At(a arrow.Array, i int) (int64, bool) {
+	switch a := a.(type) {
+	case *array.Int64:
+		return a.Value(i), true
+	case *array.Date32:
+		return int64(a.Value(i)), true
+	case *array.Timestamp:
+		return int64(a.Value(i)), true
+	}
+	return 0, false
+}
+
+func (e *inConstExpr) Eval(ctx context.Context, tc *TaskContext, batch arrow.RecordBatch) (arrow.Array, error) {
+	e.once.Do(func() { e.build(ctx, tc) })
+	if !e.ok {
+		return e.general.Eval(ctx, tc, batch)
+	}
+	v, err := e.operand.Eval(ctx, tc, batch)
+	if err != nil {
+		return nil, err
+	}
+	cv, err := CastArray(ctx, tc, v, e.cmpType)
+	v.Release()
+	if err != nil {
+		return e.general.Eval(ctx, tc, batch) // the general kernel reports the error as it does
+	}
+	defer cv.Release()
+	return buildRows(newBoolBuilder(tc.Alloc), int(batch.NumRows()), func(i int) (bool, bool, error) {
+		if cv.IsNull(i) {
+			return false, false, nil
+		}
+		k, _ := int64At(cv, i)
+		if _, found := e.set[k]; found {
+			return true, true, nil
+		}
+		return false, !e.sawNull, nil
+	})
+}
