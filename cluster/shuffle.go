@@ -89,6 +89,7 @@ type ShuffleSource interface {
 	// ServeShuffle streams what this node produces of t's bucket, starting the shuffle's
 	// producer for t's stage if it has not started (or its bucket was read already).
 	ServeShuffle(ctx context.Context, t ShuffleTicket) (array.RecordReader, error)
+	StageCanceler
 }
 
 // Shuffles fetches shuffle buckets from data nodes with tickets signed by the cluster secret.

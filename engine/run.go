@@ -34,7 +34,11 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Alloc == nil {
 		cfg.Alloc = memory.DefaultAllocator
 	}
+	if cfg.StageIdle <= 0 {
+		cfg.StageIdle = DefaultStageIdle
+	}
 	e := &Engine{cfg: cfg, catalog: memcat.NewCatalog(cfg.CatalogName), epochBuffers: newBufferRecycler(cfg.Alloc, epochBuffersKept)}
+	e.stages.clock, e.stages.idle = systemClock{}, cfg.StageIdle
 	tables, err := catalog.NewSet(e.catalog, cfg.Sources, cfg.DefaultCatalog)
 	if err != nil {
 		return nil, err

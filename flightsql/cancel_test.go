@@ -1,0 +1,212 @@
+package flightsql
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/cachedb/cachedb/catalog"
+	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/engine"
+)
+
+// cancelCluster is a head with three data nodes in this process, for abandoning queries.
+type cancelCluster struct {
+	head  *testServer
+	nodes []*testServer
+	addrs []string
+}
+
+func startCancelCluster(t *testing.T) *cancelCluster {
+	t.Helper()
+	wh := demoWarehouse(t)
+	key := []byte("cluster secret")
+	c := &cancelCluster{}
+	for range 3 {
+		n := startDataNode(t, engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}, key)
+		c.nodes = append(c.nodes, n)
+		c.addrs = append(c.addrs, n.addr)
+	}
+	c.head = startServer(t, engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"},
+		Options{TicketKey: key, DataNodes: func() []string { return c.addrs }})
+	c.head.eng.UseShuffles(cluster.NewShuffles(key))
+	return c
+}
+
+// held describes what any process of the cluster still holds for distributed executions
+// ("" when nothing).
+func (c *cancelCluster) held() string {
+	var parts []string
+	for i, s := range append([]*testServer{c.head}, c.nodes...) {
+		if st := s.eng.Stages(); st.Executions > 0 || st.Producers > 0 {
+			parts = append(parts, fmt.Sprintf("process %d: %d executions, %d producers", i, st.Executions, st.Producers))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// warmUp abandons a query at each endpoint and one the head finishes, which opens every
+// connection between the processes that later rounds reuse (their goroutines stay), and returns
+// the goroutine count after that.
+func (c *cancelCluster) warmUp(t *testing.T) int {
+	t.Helper()
+	for i := range c.nodes {
+		c.abandon(t, joinOnNodes, i)
+	}
+	c.abandon(t, joinOnHead, 0)
+	c.waitReleased(t, -1, 0)
+	return runtime.NumGoroutine()
+}
+
+// waitReleased polls until no process holds anything of a distributed execution and the
+// goroutines are back to at most base+slack, and fails the test if that does not happen
+// within a generous deadline (the machine may be loaded; nothing here depends on timing).
+func (c *cancelCluster) waitReleased(t *testing.T, base, slack int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		held, n := c.held(), runtime.NumGoroutine()
+		if held == "" && (base < 0 || n <= base+slack) {
+			return
+		}
+		if time.Now().After(deadline) {
+			if held != "" {
+				t.Fatalf("20 s after the clients went away the cluster still holds: %s", held)
+			}
+			buf := make([]byte, 1<<20)
+			t.Fatalf("20 s after the clients went away %d goroutines run, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// abandon runs query on the head, opens endpoint which of its answer (at the node it is
+// located at, or the head), reads one batch of it, and goes away as a killed client does.
+func (c *cancelCluster) abandon(t *testing.T, query string, which int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cl := dialFlightSQL(t, c.head.addr)
+	defer cl.Close()
+	info, err := cl.Execute(ctx, query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := info.Endpoint[which%len(info.Endpoint)]
+	at := cl
+	if len(ep.Location) == 1 {
+		at = dialFlightSQL(t, strings.TrimPrefix(ep.Location[0].Uri, "grpc://"))
+		defer at.Close()
+	}
+	rdr, err := at.DoGet(ctx, ep.Ticket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rdr.Next() && rdr.Err() != nil {
+		t.Fatalf("reading the first batch: %v", rdr.Err())
+	}
+	cancel()
+	rdr.Release()
+}
+
+func dialFlightSQL(t *testing.T, addr string) *flightsql.Client {
+	t.Helper()
+	cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+// Queries that take a while: a join of every ride with every ride of its city (billions of
+// rows), whose final stage runs on the data nodes, and the same join gathered by the head.
+const (
+	joinOnNodes = "SELECT a.ride_id, b.ride_id FROM demo.rides a JOIN demo.rides b ON a.city = b.city"
+	joinOnHead  = "SELECT a.ride_id, b.ride_id FROM demo.rides a JOIN demo.rides b ON a.city = b.city UNION ALL SELECT 1, 2"
+)
+
+// TestAbandonedShuffleJoinStopsEverywhere: a client that reads one endpoint of a distributed
+// shuffle join and goes away, leaving the other endpoints unread, stops the join on every node:
+// the shuffle producers, their unread buckets and the plans are released and the goroutines
+// return to what they were; likewise for a join the head finishes.
+func TestAbandonedShuffleJoinStopsEverywhere(t *testing.T) {
+	c := startCancelCluster(t)
+	base := c.warmUp(t)
+
+	for i, query := range []string{joinOnNodes, joinOnNodes, joinOnHead} {
+		c.abandon(t, query, i)
+		c.waitReleased(t, base, 10)
+	}
+	for i, s := range append([]*testServer{c.head}, c.nodes...) {
+		if st := s.eng.Stages(); st.Canceled == 0 && i > 0 {
+			t.Errorf("data node %d remembers no canceled execution: the cancel did not reach it", i-1)
+		}
+	}
+}
+
+// TestManyClientsKilledMidDoGet: clients killed while reading distributed joins leave nothing
+// running or held on any node.
+func TestManyClientsKilledMidDoGet(t *testing.T) {
+	c := startCancelCluster(t)
+	base := c.warmUp(t)
+
+	const clients = 12
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Go(func() {
+			query := joinOnNodes
+			if i%3 == 2 {
+				query = joinOnHead
+			}
+			c.abandon(t, query, i)
+		})
+	}
+	wg.Wait()
+	c.waitReleased(t, base, 10)
+}
+
+// TestCanceledExecutionIsRefused: once a reader abandons an execution, its other tickets are
+// refused with CANCELLED rather than starting its work again.
+func TestCanceledExecutionIsRefused(t *testing.T) {
+	c := startCancelCluster(t)
+	ctx := testContext(t)
+	cl := dialFlightSQL(t, c.head.addr)
+	defer cl.Close()
+	info, err := cl.Execute(ctx, joinOnNodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Endpoint) < 2 {
+		t.Fatalf("%d endpoints, want one per node", len(info.Endpoint))
+	}
+	readOne := func(ep *flight.FlightEndpoint) error {
+		rctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		at := dialFlightSQL(t, strings.TrimPrefix(ep.Location[0].Uri, "grpc://"))
+		defer at.Close()
+		rdr, err := at.DoGet(rctx, ep.Ticket)
+		if err != nil {
+			return err
+		}
+		defer rdr.Release()
+		rdr.Next()
+		return rdr.Err()
+	}
+	if err := readOne(info.Endpoint[0]); err != nil {
+		t.Fatal(err)
+	}
+	c.waitReleased(t, -1, 0)
+	err = readOne(info.Endpoint[1])
+	if err == nil || !strings.Contains(err.Error(), "Canceled") || !strings.Contains(err.Error(), "run the query again") {
+		t.Errorf("reading another endpoint of an abandoned execution: %v, want CANCELLED saying to run the query again", err)
+	}
+}
