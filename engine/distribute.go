@@ -56,6 +56,9 @@ func (e *Engine) planDistributed(ctx context.Context, sqlText string, nodes int)
 		return nil, planner.Distribution{}, err
 	}
 	stmt, err := sql.Bind(ctx, sqlText, tables, nil)
+	if err == nil {
+		err = stopped(ctx)
+	}
 	if err != nil {
 		return nil, planner.Distribution{}, err
 	}
@@ -66,7 +69,14 @@ func (e *Engine) planDistributed(ctx context.Context, sqlText string, nodes int)
 	}
 	opts := e.physicalOptions(false)
 	opts.Nodes = nodes
-	return planner.PlanDistributed(q, opts)
+	op, dist, err := planner.PlanDistributed(q, opts)
+	if err == nil {
+		err = stopped(ctx)
+	}
+	if err != nil {
+		return nil, planner.Distribution{}, err
+	}
+	return op, dist, nil
 }
 
 // ExecuteStage runs this process's part of a distributed execution of st (planned in the

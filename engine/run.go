@@ -92,16 +92,25 @@ func (r *cachedReader) Release() {
 
 func (e *Engine) execute(ctx context.Context, sqlText string, params []scalar.Scalar) (*Result, error) {
 	tables, err := e.tablesFor(ctx)
+	if err == nil {
+		err = stopped(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
 	stmt, err := sql.Bind(ctx, sqlText, tables, params)
+	if err == nil {
+		err = stopped(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
 	switch s := stmt.(type) {
 	case *planner.Query:
 		op, _, err := planner.PlanQuery(s, e.physicalOptions(false))
+		if err == nil {
+			err = stopped(ctx)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -163,6 +172,9 @@ func (e *Engine) prepare(ctx context.Context, sqlText string) (*Prepared, error)
 		return nil, err
 	}
 	stmt, err := sql.Bind(ctx, sqlText, tables, nil)
+	if err == nil {
+		err = stopped(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
