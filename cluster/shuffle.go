@@ -116,6 +116,11 @@ func (s *Shuffles) Fetch(ctx context.Context, t ShuffleTicket) (array.RecordRead
 	}
 	addr := t.Stage.Nodes[t.Node]
 	rdr, err := s.clients.doGet(ctx, addr, raw)
+	if err != nil && ctx.Err() != nil {
+		// The fetch was stopped by its own statement (canceled, past its deadline), not by
+		// the node.
+		return nil, context.Cause(ctx)
+	}
 	if err != nil && nodeFailed(ctx, err) {
 		return nil, errs.Unavailablef("shuffle %d: data node %s did not answer: %s; retry the query", t.Shuffle, addr, status.Convert(err).Message())
 	}

@@ -12,7 +12,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/cluster"
@@ -28,6 +30,13 @@ type cancelCluster struct {
 
 func startCancelCluster(t *testing.T) *cancelCluster {
 	t.Helper()
+	return startCancelClusterWith(t, Options{})
+}
+
+// startCancelClusterWith starts the cluster with the head's options opts (its key and data
+// nodes set here).
+func startCancelClusterWith(t *testing.T, opts Options) *cancelCluster {
+	t.Helper()
 	wh := demoWarehouse(t)
 	key := []byte("cluster secret")
 	c := &cancelCluster{}
@@ -36,8 +45,8 @@ func startCancelCluster(t *testing.T) *cancelCluster {
 		c.nodes = append(c.nodes, n)
 		c.addrs = append(c.addrs, n.addr)
 	}
-	c.head = startServer(t, engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"},
-		Options{TicketKey: key, DataNodes: func() []string { return c.addrs }})
+	opts.TicketKey, opts.DataNodes = key, func() []string { return c.addrs }
+	c.head = startServer(t, engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}, opts)
 	c.head.eng.UseShuffles(cluster.NewShuffles(key))
 	return c
 }
@@ -209,4 +218,31 @@ func TestCanceledExecutionIsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "Canceled") || !strings.Contains(err.Error(), "run the query again") {
 		t.Errorf("reading another endpoint of an abandoned execution: %v, want CANCELLED saying to run the query again", err)
 	}
+}
+
+// TestStatementTimeoutStopsTheJoinEverywhere: a statement past the server's statement timeout
+// fails with DEADLINE_EXCEEDED, and the join it ran over the data nodes stops on every node.
+func TestStatementTimeoutStopsTheJoinEverywhere(t *testing.T) {
+	c := startCancelClusterWith(t, Options{StatementTimeout: 300 * time.Millisecond})
+	ctx := testContext(t)
+	cl := dialFlightSQL(t, c.head.addr)
+	defer cl.Close()
+	err := func() error {
+		info, err := cl.Execute(ctx, joinOnHead)
+		if err != nil {
+			return err
+		}
+		rdr, err := cl.DoGet(ctx, info.Endpoint[0].Ticket)
+		if err != nil {
+			return err
+		}
+		defer rdr.Release()
+		for rdr.Next() {
+		}
+		return rdr.Err()
+	}()
+	if status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("a join of billions of rows under a 300 ms statement timeout: %v, want DEADLINE_EXCEEDED", err)
+	}
+	c.waitReleased(t, -1, 0)
 }

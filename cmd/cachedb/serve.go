@@ -53,6 +53,8 @@ type serverFlags struct {
 	sources    sourceOptions
 	cluster    cluster.Config
 	secret     string
+	// statementTimeout bounds each SQL statement (flightsql.Options.StatementTimeout).
+	statementTimeout time.Duration
 }
 
 func (s *serverFlags) register(cmd *cobra.Command) {
@@ -65,7 +67,10 @@ func (s *serverFlags) register(cmd *cobra.Command) {
 	f.StringVar(&s.secret, "cluster-secret", "", "key the head signs tickets with and data nodes verify them with; the same on every node (prefer CACHEDB_CLUSTER_SECRET; default: random, for in-process data nodes only)")
 	f.DurationVar(&s.cluster.HeartbeatInterval, "heartbeat-interval", cluster.DefaultHeartbeatInterval, "how often data nodes are told to heartbeat")
 	f.DurationVar(&s.cluster.LostAfter, "lost-after", cluster.DefaultLostAfter, "silence after which a data node is marked lost")
+	f.DurationVar(&s.statementTimeout, "statement-timeout", 0, statementTimeoutUsage)
 }
+
+const statementTimeoutUsage = "longest a SQL statement may plan and run before it fails with DEADLINE_EXCEEDED and stops everywhere (0: no limit; training reads are not limited)"
 
 // run starts the head (and workers in-process data nodes) and serves until SIGINT or SIGTERM.
 func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
@@ -92,7 +97,7 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	return serve(ctx, listen, engine.Config{
 		CatalogName: s.catalog, NoDemo: s.noDemo, NoPushdown: s.noPushdown,
 		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog,
-	}, s.cluster, ticketKey(s.secret), workers)
+	}, s.cluster, ticketKey(s.secret), workers, s.statementTimeout)
 }
 
 // ticketKey is the key statement tickets are signed with: the cluster secret, or a random key
@@ -110,7 +115,7 @@ func ticketKey(secret string) []byte {
 // membership actions mounted on it and the system catalog among its sources, plus workers
 // in-process data nodes registered with it over Flight. It logs the address once the listener
 // accepts connections, so a supervisor (or a test) can wait for that line.
-func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.Config, key []byte, workers int) error {
+func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.Config, key []byte, workers int, statementTimeout time.Duration) error {
 	// datasets is set before the server accepts registrations, so before any event.
 	var datasets *cluster.Datasets
 	ccfg.OnChange = func(e cluster.Event) {
@@ -142,6 +147,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	srv := flightsql.NewServer(eng, flightsql.Options{
 		Version: version, Extend: cluster.NewActions(members, key).Wrap,
 		TicketKey: key, DataNodes: func() []string { return aliveAddrs(members) },
+		StatementTimeout: statementTimeout,
 	})
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
@@ -153,7 +159,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	go members.Run(clusterCtx)
 	var nodes []*worker
 	for range workers {
-		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "", nodeCfg, key)
+		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "", nodeCfg, key, statementTimeout)
 		if err != nil {
 			err = fmt.Errorf("starting an in-process data node: %w", err)
 			stop(nodes, srv)
