@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -26,6 +27,8 @@ type cancelCluster struct {
 	head  *testServer
 	nodes []*testServer
 	addrs []string
+	// alloc serves every engine of the cluster: what it holds is what their buffers hold.
+	alloc *memory.CheckedAllocator
 }
 
 func startCancelCluster(t *testing.T) *cancelCluster {
@@ -39,22 +42,25 @@ func startCancelClusterWith(t *testing.T, opts Options) *cancelCluster {
 	t.Helper()
 	wh := demoWarehouse(t)
 	key := []byte("cluster secret")
-	c := &cancelCluster{}
+	c := &cancelCluster{alloc: memory.NewCheckedAllocator(memory.NewGoAllocator())}
 	for range 3 {
-		n := startDataNode(t, engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}, key)
+		n := startDataNode(t, engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake", Alloc: c.alloc}, key)
 		c.nodes = append(c.nodes, n)
 		c.addrs = append(c.addrs, n.addr)
 	}
 	opts.TicketKey, opts.DataNodes = key, func() []string { return c.addrs }
-	c.head = startServer(t, engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}, opts)
+	c.head = startServer(t, engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake", Alloc: c.alloc}, opts)
 	c.head.eng.UseShuffles(cluster.NewShuffles(key))
 	return c
 }
 
 // held describes what any process of the cluster still holds for distributed executions
-// ("" when nothing).
+// ("" when nothing): executions, shuffle producers, and Arrow buffers.
 func (c *cancelCluster) held() string {
 	var parts []string
+	if n := c.alloc.CurrentAlloc(); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d bytes of Arrow buffers", n))
+	}
 	for i, s := range append([]*testServer{c.head}, c.nodes...) {
 		if st := s.eng.Stages(); st.Executions > 0 || st.Producers > 0 {
 			parts = append(parts, fmt.Sprintf("process %d: %d executions, %d producers", i, st.Executions, st.Producers))
@@ -89,6 +95,7 @@ func (c *cancelCluster) waitReleased(t *testing.T, base, slack int) {
 		}
 		if time.Now().After(deadline) {
 			if held != "" {
+				c.alloc.AssertSize(t, 0)
 				t.Fatalf("20 s after the clients went away the cluster still holds: %s", held)
 			}
 			buf := make([]byte, 1<<20)

@@ -132,7 +132,7 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 		grpc.ChainUnaryInterceptor(unaryInterceptor, withSessionUnary),
 		grpc.ChainStreamInterceptor(streamInterceptor, withSessionStream),
 	)
-	var svc flight.FlightServer = &loadService{FlightServer: fsql.NewFlightServerWithAllocator(s, opts.Alloc), s: s}
+	var svc flight.FlightServer = &loadService{FlightServer: stopOnSendFailure{fsql.NewFlightServerWithAllocator(s, opts.Alloc)}, s: s}
 	if opts.Extend != nil {
 		svc = opts.Extend(svc)
 	}
