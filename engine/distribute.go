@@ -140,10 +140,16 @@ func (e *Engine) executeStage(ctx context.Context, run *stageRun, st cluster.Sta
 		unlink()
 		stopExec(nil)
 		tc.Cache.Release()
-		if !complete {
+		switch {
+		case !complete:
 			e.abandonStage(st, self)
+			e.stages.close(run)
+		case self < 0:
+			// Nothing reads from the head: its part ends with its last reader.
+			e.stages.closeLast(run)
+		default:
+			e.stages.close(run)
 		}
-		e.stages.close(run)
 	}}}, nil
 }
 

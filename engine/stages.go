@@ -141,6 +141,28 @@ func (r *stageRegistry) close(run *stageRun) {
 	})
 }
 
+// errStageDone ends an execution whose last reader here has read it to the end and that no
+// other process reads from this one (the head's part of an execution).
+var errStageDone = errs.Unavailablef("the distributed execution ended")
+
+// closeLast ends one reader of run like close, and ends run at once when no reader is left,
+// instead of after the idle timeout: for a process nothing else reads from (the head).
+func (r *stageRegistry) closeLast(run *stageRun) {
+	r.mu.Lock()
+	run.readers--
+	last := run.readers == 0
+	if !last {
+		r.mu.Unlock()
+		return
+	}
+	// A reader opening from here on finds the run gone (or ending) and starts a new one.
+	if r.runs[run.query] == run {
+		delete(r.runs, run.query)
+	}
+	r.mu.Unlock()
+	run.cancel(errStageDone)
+}
+
 // forget drops a run whose context ended.
 func (r *stageRegistry) forget(run *stageRun) {
 	r.mu.Lock()

@@ -253,3 +253,29 @@ func TestStatementTimeoutStopsTheJoinEverywhere(t *testing.T) {
 	}
 	c.waitReleased(t, -1, 0)
 }
+
+// TestFinishedQueryReleasesTheHeadAndProducers: a join the head finishes and the client reads
+// to the end leaves no execution on the head and no producer on any node (the nodes keep only
+// the plan until the idle timeout).
+func TestFinishedQueryReleasesTheHeadAndProducers(t *testing.T) {
+	c := startCancelCluster(t)
+	_, rows := adbcQuery(t, c.head.sessionConn(t), "SELECT count(*) FROM demo.rides a JOIN demo.rides b ON a.ride_id = b.ride_id")
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(rows))
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		producers := 0
+		for _, n := range c.nodes {
+			producers += n.eng.Stages().Producers
+		}
+		head := c.head.eng.Stages()
+		if head.Executions == 0 && producers == 0 && head.Canceled == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the query finished the head holds %+v and the nodes %d producers", head, producers)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
