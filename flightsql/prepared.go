@@ -71,6 +71,8 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd fsql.Pr
 	if err != nil {
 		return nil, err
 	}
+	ctx, done := s.statementContext(ctx)
+	defer done()
 	if !ps.info.IsQuery {
 		for _, row := range rows {
 			if _, err := s.runUpdate(ctx, ps.sql, row); err != nil {

@@ -130,6 +130,8 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd fsql.State
 	if err := noTransaction(cmd.GetTransactionId()); err != nil {
 		return 0, err
 	}
+	ctx, done := s.statementContext(ctx)
+	defer done()
 	return s.runUpdate(ctx, cmd.GetQuery(), nil)
 }
 
