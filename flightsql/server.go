@@ -43,7 +43,7 @@ type Options struct {
 	// StatementTimeout, when positive, bounds how long one SQL statement may plan and run on
 	// this server: GetFlightInfo's planning (and a statement without rows run there), a DoPut
 	// update, and the DoGet of a statement ticket until its last batch (0: no bound; the
-	// client's own deadline applies either way). Prepared queries' DoGet is not bounded yet. A statement past it
+	// client's own deadline applies either way). A statement past it
 	// fails with DEADLINE_EXCEEDED and stops, with everything it runs on the data nodes.
 	// Training reads (epoch tickets) are not bounded by it.
 	StatementTimeout time.Duration
