@@ -38,7 +38,7 @@ func newWorkerCommand() *cobra.Command {
 	var (
 		listen, head, id, advertise, secret string
 		sources                             sourceOptions
-		statementTimeout                    time.Duration
+		statementTimeout, stageIdle         time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -61,7 +61,7 @@ func newWorkerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			engCfg := engine.Config{NoDemo: true, Sources: srcs, DefaultCatalog: cfg.DefaultCatalog}
+			engCfg := engine.Config{NoDemo: true, Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, StageIdle: stageIdle}
 			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, []byte(secret), statementTimeout)
 			if err != nil {
 				return err
@@ -82,6 +82,7 @@ func newWorkerCommand() *cobra.Command {
 	f.StringVar(&advertise, "advertise", "", "HOST:PORT the head and other nodes reach this node at (default: the listen address, with the hostname when it listens on all interfaces)")
 	f.StringVar(&secret, "cluster-secret", "", "the head's cluster secret, which its tickets are signed with (prefer CACHEDB_CLUSTER_SECRET)")
 	f.DurationVar(&statementTimeout, "statement-timeout", 0, statementTimeoutUsage)
+	f.DurationVar(&stageIdle, "stage-idle", engine.DefaultStageIdle, stageIdleUsage)
 	sources.register(cmd)
 	return cmd
 }

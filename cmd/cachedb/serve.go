@@ -55,6 +55,8 @@ type serverFlags struct {
 	secret     string
 	// statementTimeout bounds each SQL statement (flightsql.Options.StatementTimeout).
 	statementTimeout time.Duration
+	// stageIdle is engine.Config.StageIdle, for the head and in-process data nodes.
+	stageIdle time.Duration
 }
 
 func (s *serverFlags) register(cmd *cobra.Command) {
@@ -68,7 +70,10 @@ func (s *serverFlags) register(cmd *cobra.Command) {
 	f.DurationVar(&s.cluster.HeartbeatInterval, "heartbeat-interval", cluster.DefaultHeartbeatInterval, "how often data nodes are told to heartbeat")
 	f.DurationVar(&s.cluster.LostAfter, "lost-after", cluster.DefaultLostAfter, "silence after which a data node is marked lost")
 	f.DurationVar(&s.statementTimeout, "statement-timeout", 0, statementTimeoutUsage)
+	f.DurationVar(&s.stageIdle, "stage-idle", engine.DefaultStageIdle, stageIdleUsage)
 }
+
+const stageIdleUsage = "how long a node keeps its part of a distributed query (plan, shuffle buffers) once no reader of it is left"
 
 const statementTimeoutUsage = "longest a SQL statement may plan and run before it fails with DEADLINE_EXCEEDED and stops everywhere (0: no limit; training reads are not limited)"
 
@@ -96,7 +101,7 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	}
 	return serve(ctx, listen, engine.Config{
 		CatalogName: s.catalog, NoDemo: s.noDemo, NoPushdown: s.noPushdown,
-		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog,
+		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, StageIdle: s.stageIdle,
 	}, s.cluster, ticketKey(s.secret), workers, s.statementTimeout)
 }
 
@@ -127,7 +132,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	members := cluster.NewMembership(ccfg)
 	// Data nodes run the same source catalogs (they read the same tables), not the head's own
 	// memory tables or its system catalog.
-	nodeCfg := engine.Config{NoDemo: true, NoPushdown: cfg.NoPushdown, Sources: cfg.Sources, DefaultCatalog: cfg.DefaultCatalog}
+	nodeCfg := engine.Config{NoDemo: true, NoPushdown: cfg.NoPushdown, Sources: cfg.Sources, DefaultCatalog: cfg.DefaultCatalog, StageIdle: cfg.StageIdle}
 	system := cluster.NewSystemCatalog(members, nil)
 	cfg.Sources = append(slices.Clone(cfg.Sources), system)
 	eng, err := engine.New(cfg)
