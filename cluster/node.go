@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/cachedb/cachedb/internal/errs"
 )
 
 // Flight action types a data node serves for the head's dataset registry.
@@ -105,7 +107,8 @@ func (n *nodeService) DoAction(action *flight.Action, stream flight.FlightServic
 		result any
 		err    error
 	)
-	if (action.Type == ActionMaterialize || action.Type == ActionDropPartitions) && n.cfg.Store != nil {
+	if (action.Type == ActionMaterialize || action.Type == ActionDropPartitions) && n.cfg.Store != nil ||
+		action.Type == ActionCancelStage && n.cfg.Shuffles != nil {
 		if err := verifyAction(stream.Context(), n.cfg.Key, action, time.Now()); err != nil {
 			return err
 		}
@@ -123,6 +126,16 @@ func (n *nodeService) DoAction(action *flight.Action, stream flight.FlightServic
 		if err = decodeBody(action, &req, maxDatasetBody); err == nil {
 			n.cfg.Store.DropDataset(req.Dataset, req.Generation)
 			result = struct{}{}
+		}
+	case action.Type == ActionCancelStage && n.cfg.Shuffles != nil:
+		var req CancelStageRequest
+		if err = decodeBody(action, &req, maxCancelBody); err == nil {
+			if req.Query == "" || len(req.Query) > 128 {
+				err = errs.Invalidf("%s: the query id must be 1 to 128 bytes", action.Type)
+			} else {
+				n.cfg.Shuffles.CancelStage(req.Query, req.Expires)
+				result = struct{}{}
+			}
 		}
 	default:
 		return n.FlightServer.DoAction(action, stream)
@@ -179,6 +192,9 @@ func (n *nodeService) DoGet(ticket *flight.Ticket, stream flight.FlightService_D
 // ListActions lists the node's actions, then the wrapped service's.
 func (n *nodeService) ListActions(in *flight.Empty, stream flight.FlightService_ListActionsServer) error {
 	types := []*flight.ActionType{{Type: ActionNodeInfo, Description: "the node's identity: JSON {id, boot_id, started_at, version}"}}
+	if n.cfg.Shuffles != nil {
+		types = append(types, &flight.ActionType{Type: ActionCancelStage, Description: "stop a distributed execution on this node (cluster only)"})
+	}
 	if n.cfg.Store != nil {
 		types = append(types,
 			&flight.ActionType{Type: ActionMaterialize, Description: "make and hold one partition of a dataset (head only)"},

@@ -89,6 +89,7 @@ type ShuffleSource interface {
 	// ServeShuffle streams what this node produces of t's bucket, starting the shuffle's
 	// producer for t's stage if it has not started (or its bucket was read already).
 	ServeShuffle(ctx context.Context, t ShuffleTicket) (array.RecordReader, error)
+	StageCanceler
 }
 
 // Shuffles fetches shuffle buckets from data nodes with tickets signed by the cluster secret.
@@ -115,6 +116,11 @@ func (s *Shuffles) Fetch(ctx context.Context, t ShuffleTicket) (array.RecordRead
 	}
 	addr := t.Stage.Nodes[t.Node]
 	rdr, err := s.clients.doGet(ctx, addr, raw)
+	if err != nil && ctx.Err() != nil {
+		// The fetch was stopped by its own statement (canceled, past its deadline), not by
+		// the node.
+		return nil, context.Cause(ctx)
+	}
 	if err != nil && nodeFailed(ctx, err) {
 		return nil, errs.Unavailablef("shuffle %d: data node %s did not answer: %s; retry the query", t.Shuffle, addr, status.Convert(err).Message())
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
-	"github.com/cachedb/cachedb/internal/safe"
 	"github.com/cachedb/cachedb/planner"
 )
 
@@ -81,6 +79,9 @@ func (e *Engine) planDistributed(ctx context.Context, sqlText string, nodes int)
 		return nil, planner.Distribution{}, err
 	}
 	stmt, err := e.bind(ctx, sqlText, tables, nil)
+	if err == nil {
+		err = stopped(ctx)
+	}
 	if err != nil {
 		return nil, planner.Distribution{}, err
 	}
@@ -91,14 +92,38 @@ func (e *Engine) planDistributed(ctx context.Context, sqlText string, nodes int)
 	}
 	opts := e.physicalOptions(false)
 	opts.Nodes = nodes
-	return planner.PlanDistributed(ctx, q, opts)
+	op, dist, err := planner.PlanDistributed(ctx, q, opts)
+	if err == nil {
+		err = stopped(ctx)
+	}
+	if err != nil {
+		return nil, planner.Distribution{}, err
+	}
+	return op, dist, nil
 }
 
 // ExecuteStage runs this process's part of a distributed execution of st (planned in the
 // Session of ctx, which must carry st's pins): on data node self, the partitions of the final
 // stage it owns; on the head (self < 0), the whole final stage, gathering from the nodes.
+//
+// The final stage runs until ctx ends or st's execution ends (stageRegistry). Releasing the
+// reader before its end, or an error, cancels the execution here and on every node of it.
 func (e *Engine) ExecuteStage(ctx context.Context, st cluster.Stage, self int) (*Result, error) {
-	op, dist, err := e.stagePlan(ctx, st)
+	run, err := e.stages.open(st)
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.executeStage(ctx, run, st, self)
+	if err != nil {
+		e.abandonStage(st, self)
+		e.stages.close(run)
+		return nil, err
+	}
+	return res, nil
+}
+
+func (e *Engine) executeStage(ctx context.Context, run *stageRun, st cluster.Stage, self int) (*Result, error) {
+	op, dist, err := e.stagePlan(ctx, run, st)
 	if err != nil {
 		return nil, err
 	}
@@ -122,65 +147,62 @@ func (e *Engine) ExecuteStage(ctx context.Context, st cluster.Stage, self int) (
 	case dist.Root != nil:
 		return nil, errs.Invalidf("the final stage of this query runs on the data nodes, not on the head")
 	}
+	// The operators stop when the caller goes away and when the execution ends.
+	execCtx, stopExec := context.WithCancelCause(ctx)
+	unlink := context.AfterFunc(run.ctx, func() { stopExec(context.Cause(run.ctx)) })
 	tc := e.taskContext(nil)
 	tc.Exchange = ex
-	rdr, err := op.Execute(ctx, 0, tc)
+	rdr, err := op.Execute(execCtx, 0, tc)
 	if err != nil {
+		unlink()
+		stopExec(nil)
 		tc.Cache.Release()
 		return nil, err
 	}
-	return &Result{Schema: op.Schema(), Reader: &cachedReader{RecordReader: rdr, cache: tc.Cache}}, nil
-}
-
-// stagePlans keeps the plan of each distributed execution this process takes part in, so that
-// its final stage and every shuffle producer it runs share one planning (one read of the
-// table metadata and manifests) instead of planning once each. Operators are immutable and
-// executions keep their state in their own TaskContext, so sharing the tree is safe.
-type stagePlans struct {
-	mu      sync.Mutex
-	byQuery map[string]*stagePlan
-}
-
-type stagePlan struct {
-	once sync.Once
-	op   exec.Operator
-	dist planner.Distribution
-	err  error
-}
-
-// stagePlan returns the plan of st's query, planned in st's session on first use and kept
-// until the stage expires (at most maxShuffleRun).
-func (e *Engine) stagePlan(ctx context.Context, st cluster.Stage) (exec.Operator, planner.Distribution, error) {
-	e.stagePlans.mu.Lock()
-	if e.stagePlans.byQuery == nil {
-		e.stagePlans.byQuery = map[string]*stagePlan{}
-	}
-	p := e.stagePlans.byQuery[st.Query]
-	if p == nil {
-		p = &stagePlan{}
-		e.stagePlans.byQuery[st.Query] = p
-		keep := min(time.Until(st.Expires), maxShuffleRun)
-		time.AfterFunc(max(keep, 0), func() {
-			e.stagePlans.mu.Lock()
-			delete(e.stagePlans.byQuery, st.Query)
-			e.stagePlans.mu.Unlock()
-		})
-	}
-	e.stagePlans.mu.Unlock()
-	p.once.Do(func() {
-		// Planned for every caller alike: one caller going away must not fail the others.
-		ctx := WithSession(context.WithoutCancel(ctx), Session{Catalog: st.Catalog, Schema: st.Schema, Pins: st.Pins})
-		p.op, p.dist, p.err = e.planDistributed(ctx, st.SQL, len(st.Nodes))
-	})
-	if p.err != nil {
-		// A failed planning is not kept: a retry of the same ticket plans again.
-		e.stagePlans.mu.Lock()
-		if e.stagePlans.byQuery[st.Query] == p {
-			delete(e.stagePlans.byQuery, st.Query)
+	return &Result{Schema: op.Schema(), Reader: &stageReader{RecordReader: rdr, onRelease: func(complete bool) {
+		unlink()
+		stopExec(nil)
+		tc.Cache.Release()
+		switch {
+		case !complete:
+			e.abandonStage(st, self)
+			e.stages.close(run)
+		case self < 0:
+			// Nothing reads from the head: its part ends with its last reader.
+			e.stages.closeLast(run)
+		default:
+			e.stages.close(run)
 		}
-		e.stagePlans.mu.Unlock()
+	}}}, nil
+}
+
+// stagePlan returns the plan of st's query, planned in st's session on first use and kept with
+// run, so that the final stage and every shuffle producer this process runs of the execution
+// share one planning (one read of the table metadata and manifests) instead of planning once
+// each. Operators are immutable and executions keep their state in their own TaskContext, so
+// sharing the tree is safe. The planning stops when the execution ends or ctx (the caller
+// waiting for it) ends.
+func (e *Engine) stagePlan(ctx context.Context, run *stageRun, st cluster.Stage) (exec.Operator, planner.Distribution, error) {
+	run.planMu.Lock()
+	defer run.planMu.Unlock()
+	if run.planned {
+		return run.op, run.dist, nil
 	}
-	return p.op, p.dist, p.err
+	// Planned for every caller alike, under the execution's context: one caller going away
+	// must not fail the others, but a caller must not wait once it is gone.
+	planCtx, stop := context.WithCancelCause(WithSession(run.ctx, Session{Catalog: st.Catalog, Schema: st.Schema, Pins: st.Pins}))
+	defer stop(nil)
+	unlink := context.AfterFunc(ctx, func() { stop(context.Cause(ctx)) })
+	defer unlink()
+	op, dist, err := e.planDistributed(planCtx, st.SQL, len(st.Nodes))
+	if err == nil {
+		err = stopped(planCtx)
+	}
+	if err != nil {
+		return nil, planner.Distribution{}, err
+	}
+	run.op, run.dist, run.planned = op, dist, true
+	return op, dist, nil
 }
 
 // UseDataNodes tells the head how many data nodes are alive, for EXPLAIN to show the
@@ -246,9 +268,6 @@ func (x *stageExchange) Fetch(ctx context.Context, node, shuffle, bucket int) (a
 	return x.e.shuffles.client.Fetch(ctx, t)
 }
 
-// maxShuffleRun bounds how long a node keeps a shuffle's producer and its unread buckets.
-const maxShuffleRun = 15 * time.Minute
-
 // shuffleRuns holds the shuffle producers running on this data node, by execution and shuffle.
 type shuffleRuns struct {
 	client *cluster.Shuffles
@@ -272,8 +291,22 @@ type shuffleSlot struct {
 
 // ServeShuffle implements cluster.ShuffleSource: it streams this node's part of one bucket,
 // from a running producer of the shuffle that has not given that bucket out yet, or from a new
-// one. A producer ends when all of its buckets have been read, or after the stage's expiry.
+// one. A producer ends when all of its buckets have been read, or when its execution ends
+// (canceled, idle, expired: stageRegistry); a bucket whose reader goes away is dropped at once.
 func (e *Engine) ServeShuffle(ctx context.Context, t cluster.ShuffleTicket) (array.RecordReader, error) {
+	run, err := e.stages.open(t.Stage)
+	if err != nil {
+		return nil, err
+	}
+	rdr, err := e.serveShuffle(ctx, run, t)
+	if err != nil {
+		e.stages.close(run)
+		return nil, err
+	}
+	return rdr, nil
+}
+
+func (e *Engine) serveShuffle(ctx context.Context, run *stageRun, t cluster.ShuffleTicket) (array.RecordReader, error) {
 	key := shuffleKey{query: t.Stage.Query, shuffle: t.Shuffle}
 	e.shuffles.mu.Lock()
 	if e.shuffles.byKey == nil {
@@ -290,11 +323,14 @@ func (e *Engine) ServeShuffle(ctx context.Context, t cluster.ShuffleTicket) (arr
 	defer slot.mu.Unlock()
 	for _, out := range slot.runs {
 		rdr, ok, err := out.Claim(ctx, t.Bucket)
-		if err != nil || ok {
-			return e.endWhenDrained(rdr, key, out), err
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return e.endWhenDrained(rdr, key, out, run), nil
 		}
 	}
-	out, err := e.startShuffle(ctx, t, key)
+	out, err := e.startShuffle(ctx, run, t, key)
 	if err != nil {
 		return nil, err
 	}
@@ -303,14 +339,14 @@ func (e *Engine) ServeShuffle(ctx context.Context, t cluster.ShuffleTicket) (arr
 	if err != nil {
 		return nil, err
 	}
-	return e.endWhenDrained(rdr, key, out), nil
+	return e.endWhenDrained(rdr, key, out, run), nil
 }
 
-// startShuffle plans t's query as this node and starts producing the buckets of its shuffle.
-func (e *Engine) startShuffle(ctx context.Context, t cluster.ShuffleTicket, key shuffleKey) (*exec.ShuffleOutput, error) {
+// startShuffle plans t's query as this node and starts producing the buckets of its shuffle,
+// under the execution's context: the producer stops when the execution ends.
+func (e *Engine) startShuffle(ctx context.Context, run *stageRun, t cluster.ShuffleTicket, key shuffleKey) (*exec.ShuffleOutput, error) {
 	st := t.Stage
-	ctx = WithSession(ctx, Session{Catalog: st.Catalog, Schema: st.Schema, Pins: st.Pins})
-	op, _, err := e.stagePlan(ctx, st)
+	op, _, err := e.stagePlan(ctx, run, st)
 	if err != nil {
 		return nil, err
 	}
@@ -320,23 +356,8 @@ func (e *Engine) startShuffle(ctx context.Context, t cluster.ShuffleTicket, key 
 	}
 	tc := e.taskContext(nil)
 	tc.Exchange = &stageExchange{e: e, st: st, self: t.Node}
-	deadline := time.Now().Add(maxShuffleRun)
-	if st.Expires.Before(deadline) {
-		deadline = st.Expires
-	}
-	runCtx, cancel := context.WithDeadline(WithSession(context.Background(), SessionFrom(ctx)), deadline)
+	runCtx, cancel := context.WithCancel(WithSession(run.ctx, Session{Catalog: st.Catalog, Schema: st.Schema, Pins: st.Pins}))
 	out := exec.StartShuffle(runCtx, shuffle, tc)
-	timer := time.AfterFunc(time.Until(deadline), func() {
-		_ = safe.Call("ending a shuffle", func() error {
-			e.endShuffle(key, out)
-			return nil
-		})
-	})
-	safe.Spawn("shuffle timer", func() error {
-		<-runCtx.Done()
-		timer.Stop()
-		return nil
-	}, nil)
 	e.shuffles.mu.Lock()
 	if e.shuffles.ends == nil {
 		e.shuffles.ends = map[*exec.ShuffleOutput]func(){}
@@ -346,18 +367,18 @@ func (e *Engine) startShuffle(ctx context.Context, t cluster.ShuffleTicket, key 
 		tc.Cache.Release()
 	}
 	e.shuffles.mu.Unlock()
+	context.AfterFunc(runCtx, func() { e.endShuffle(key, out) })
 	return out, nil
 }
 
-// endWhenDrained returns rdr, which ends the producer out once every bucket has been read.
-func (e *Engine) endWhenDrained(rdr array.RecordReader, key shuffleKey, out *exec.ShuffleOutput) array.RecordReader {
-	if rdr == nil {
-		return nil
-	}
+// endWhenDrained returns rdr, which counts as a reader of run until released and ends the
+// producer out once every bucket has been read.
+func (e *Engine) endWhenDrained(rdr array.RecordReader, key shuffleKey, out *exec.ShuffleOutput, run *stageRun) array.RecordReader {
 	return &releaseHook{RecordReader: rdr, onRelease: func() {
 		if out.Drained() {
 			e.endShuffle(key, out)
 		}
+		e.stages.close(run)
 	}}
 }
 

@@ -6,6 +6,7 @@ package engine
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -45,6 +46,10 @@ type Config struct {
 	// default: 16 MiB, 5,000 levels, 2,000,000). A statement beyond them fails with
 	// errs.ResourceExhausted before it is planned.
 	Limits sql.Limits
+	// StageIdle is how long a process keeps its part of a distributed execution (plan, shuffle
+	// producers, unread buckets) once no reader of it is left (default DefaultStageIdle). A
+	// client reading endpoints one after another must open the next within this time.
+	StageIdle time.Duration
 }
 
 // Engine executes statements against its catalog. It is safe for concurrent use.
@@ -61,8 +66,9 @@ type Engine struct {
 	datasetMu sync.Mutex
 	// dataNodes counts the alive data nodes (nil: none), for EXPLAIN.
 	dataNodes func() int
-	// stagePlans keeps the plans of the distributed executions this process takes part in.
-	stagePlans stagePlans
+	// stages holds the distributed executions this process takes part in: their plans and
+	// contexts.
+	stages stageRegistry
 	// shuffles fetches shuffle buckets from other nodes and holds this node's producers.
 	shuffles shuffleRuns
 	// epochBuffers allocates the columns training reads gather, reusing freed ones.

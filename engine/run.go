@@ -34,7 +34,11 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Alloc == nil {
 		cfg.Alloc = memory.DefaultAllocator
 	}
+	if cfg.StageIdle <= 0 {
+		cfg.StageIdle = DefaultStageIdle
+	}
 	e := &Engine{cfg: cfg, catalog: memcat.NewCatalog(cfg.CatalogName), epochBuffers: newBufferRecycler(cfg.Alloc, epochBuffersKept)}
+	e.stages.clock, e.stages.idle = systemClock{}, cfg.StageIdle
 	tables, err := catalog.NewSet(e.catalog, cfg.Sources, cfg.DefaultCatalog)
 	if err != nil {
 		return nil, err
@@ -88,16 +92,25 @@ func (r *cachedReader) Release() {
 
 func (e *Engine) execute(ctx context.Context, sqlText string, params []scalar.Scalar) (*Result, error) {
 	tables, err := e.tablesFor(ctx)
+	if err == nil {
+		err = stopped(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
 	stmt, err := e.bind(ctx, sqlText, tables, params)
+	if err == nil {
+		err = stopped(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
 	switch s := stmt.(type) {
 	case *planner.Query:
 		op, _, err := planner.PlanQuery(ctx, s, e.physicalOptions(false))
+		if err == nil {
+			err = stopped(ctx)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -164,6 +177,9 @@ func (e *Engine) prepare(ctx context.Context, sqlText string) (*Prepared, error)
 		return nil, err
 	}
 	stmt, err := e.bind(ctx, sqlText, tables, nil)
+	if err == nil {
+		err = stopped(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}

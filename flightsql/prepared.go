@@ -71,6 +71,8 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd fsql.Pr
 	if err != nil {
 		return nil, err
 	}
+	ctx, done := s.statementContext(ctx)
+	defer done()
 	if !ps.info.IsQuery {
 		for _, row := range rows {
 			if _, err := s.runUpdate(ctx, ps.sql, row); err != nil {
@@ -131,15 +133,23 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd fsql.PreparedSt
 	if err != nil {
 		return nil, nil, err
 	}
-	open := func(ctx context.Context, i int) (array.RecordReader, error) {
-		res, err := s.eng.Execute(ctx, ps.sql, rows[i])
+	// The runs share one statement context, which ends with the last run's reader (or with the
+	// call); the stream itself sends on the call's context, so that a timeout is reported.
+	stmtCtx, done := s.statementContext(ctx)
+	open := func(_ context.Context, i int) (array.RecordReader, error) {
+		res, err := s.eng.Execute(stmtCtx, ps.sql, rows[i])
 		if err != nil {
 			return nil, err
 		}
-		return queryReader(res)
+		rdr, err := queryReader(res)
+		if err != nil || i < len(rows)-1 {
+			return rdr, err
+		}
+		return &endHook{RecordReader: rdr, end: done}, nil
 	}
 	first, err := open(ctx, 0)
 	if err != nil {
+		done()
 		return nil, nil, err
 	}
 	return first.Schema(), s.streamResults(ctx, first.Schema(), first, len(rows), open), nil

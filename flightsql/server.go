@@ -40,6 +40,13 @@ type Options struct {
 	MaxPreparedStatements int
 	// PreparedStatementIdle is how long an unused prepared statement lives (default 30 min).
 	PreparedStatementIdle time.Duration
+	// StatementTimeout, when positive, bounds how long one SQL statement may plan and run on
+	// this server: GetFlightInfo's planning (and a statement without rows run there), a DoPut
+	// update, and the DoGet of a statement ticket until its last batch (0: no bound; the
+	// client's own deadline applies either way). A statement past it
+	// fails with DEADLINE_EXCEEDED and stops, with everything it runs on the data nodes.
+	// Training reads (epoch tickets) are not bounded by it.
+	StatementTimeout time.Duration
 	// Version is the server version reported by GetSqlInfo (default "dev").
 	Version string
 	// Alloc serves metadata results and incoming parameter batches (default
@@ -131,7 +138,7 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 		grpc.ChainUnaryInterceptor(unaryInterceptor, withSessionUnary),
 		grpc.ChainStreamInterceptor(streamInterceptor, withSessionStream),
 	)
-	var svc flight.FlightServer = &loadService{FlightServer: fsql.NewFlightServerWithAllocator(s, opts.Alloc), s: s}
+	var svc flight.FlightServer = &loadService{FlightServer: stopOnSendFailure{fsql.NewFlightServerWithAllocator(s, opts.Alloc)}, s: s}
 	if opts.Extend != nil {
 		svc = opts.Extend(svc)
 	}

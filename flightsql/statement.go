@@ -35,6 +35,8 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 		}
 		return s.epochInfo(ctx, desc, query, opts)
 	}
+	ctx, done := s.statementContext(ctx)
+	defer done()
 	prep, err := s.eng.Prepare(ctx, query)
 	if err != nil {
 		return nil, err
@@ -83,6 +85,7 @@ func (s *Server) GetSchemaStatement(ctx context.Context, cmd fsql.StatementQuery
 // DoGetStatement redeems a ticket from GetFlightInfoStatement: it runs the query and streams
 // its rows. Tickets this server did not sign are refused with InvalidArgument.
 func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	stream := ctx
 	t, err := s.tickets.decode(cmd.GetStatementHandle(), s.now())
 	if err != nil {
 		return nil, nil, err
@@ -97,6 +100,7 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 		}
 		return rdr.Schema(), s.streamResults(ctx, rdr.Schema(), rdr, 1, nil), nil
 	}
+	ctx, done := s.statementContext(ctx)
 	var res *engine.Result
 	if st := t.stage; st != nil {
 		res, err = s.eng.ExecuteStage(engine.WithSession(ctx, t.session), cluster.Stage{
@@ -107,13 +111,17 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 		res, err = s.eng.Execute(engine.WithSession(ctx, t.session), t.sql, nil)
 	}
 	if err != nil {
+		done()
 		return nil, nil, err
 	}
 	rdr, err := queryReader(res)
 	if err != nil {
+		done()
 		return nil, nil, err
 	}
-	return rdr.Schema(), s.streamResults(ctx, rdr.Schema(), rdr, 1, nil), nil
+	// The stream sends on the call's own context, so that a statement stopped by its timeout
+	// still reports why; the statement's context ends with the reader.
+	return rdr.Schema(), s.streamResults(stream, rdr.Schema(), &endHook{RecordReader: rdr, end: done}, 1, nil), nil
 }
 
 // DoPutCommandStatementUpdate runs a statement and reports the rows it changed (-1 when the
@@ -122,6 +130,8 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd fsql.State
 	if err := noTransaction(cmd.GetTransactionId()); err != nil {
 		return 0, err
 	}
+	ctx, done := s.statementContext(ctx)
+	defer done()
 	return s.runUpdate(ctx, cmd.GetQuery(), nil)
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -38,6 +39,7 @@ func newWorkerCommand() *cobra.Command {
 	var (
 		listen, head, id, advertise, secret string
 		sources                             sourceOptions
+		statementTimeout, stageIdle         time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -60,8 +62,8 @@ func newWorkerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			engCfg := engine.Config{NoDemo: true, Sources: srcs, DefaultCatalog: cfg.DefaultCatalog}
-			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, []byte(secret))
+			engCfg := engine.Config{NoDemo: true, Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, StageIdle: stageIdle}
+			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, []byte(secret), statementTimeout)
 			if err != nil {
 				return err
 			}
@@ -80,6 +82,8 @@ func newWorkerCommand() *cobra.Command {
 	f.StringVar(&id, "id", "", "node ID, unique in the cluster (default HOSTNAME:PORT)")
 	f.StringVar(&advertise, "advertise", "", "HOST:PORT the head and other nodes reach this node at (default: the listen address, with the hostname when it listens on all interfaces)")
 	f.StringVar(&secret, "cluster-secret", "", "the head's cluster secret, which its tickets are signed with (prefer CACHEDB_CLUSTER_SECRET)")
+	f.DurationVar(&statementTimeout, "statement-timeout", 0, statementTimeoutUsage)
+	f.DurationVar(&stageIdle, "stage-idle", engine.DefaultStageIdle, stageIdleUsage)
 	sources.register(cmd)
 	return cmd
 }
@@ -98,7 +102,7 @@ type worker struct {
 // registering with head. An empty id defaults to HOSTNAME:PORT; an empty advertise to the
 // listener's address (the hostname replacing an unspecified host). The node runs until ctx
 // ends or stop is called.
-func startWorker(ctx context.Context, listen, head, id, advertise string, cfg engine.Config, key []byte) (*worker, error) {
+func startWorker(ctx context.Context, listen, head, id, advertise string, cfg engine.Config, key []byte, statementTimeout time.Duration) (*worker, error) {
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, fmt.Errorf("data node listening on %s: %w", listen, err)
@@ -122,7 +126,7 @@ func startWorker(ctx context.Context, listen, head, id, advertise string, cfg en
 	// The boot ID tells the head this process from an earlier one under the same ID.
 	bootID := cluster.NewBootID()
 	node := cluster.NodeConfig{ID: id, Version: version, BootID: bootID, Key: key, Store: eng, Shuffles: eng}
-	srv := flightsql.NewServer(eng, flightsql.Options{Version: version, TicketKey: key, Extend: cluster.NodeActions(node)})
+	srv := flightsql.NewServer(eng, flightsql.Options{Version: version, TicketKey: key, Extend: cluster.NodeActions(node), StatementTimeout: statementTimeout})
 	w := &worker{id: id, srv: srv, agent: make(chan error, 1), served: make(chan error, 1)}
 	safe.Spawn("data node server", func() error { return w.srv.Serve(lis) }, func(err error) { w.served <- err })
 	slog.Info("cachedb worker listening on "+lis.Addr().String(), "node", id, "addr", advertise, "head", head)

@@ -54,6 +54,10 @@ type serverFlags struct {
 	sources    sourceOptions
 	cluster    cluster.Config
 	secret     string
+	// statementTimeout bounds each SQL statement (flightsql.Options.StatementTimeout).
+	statementTimeout time.Duration
+	// stageIdle is engine.Config.StageIdle, for the head and in-process data nodes.
+	stageIdle time.Duration
 }
 
 func (s *serverFlags) register(cmd *cobra.Command) {
@@ -67,7 +71,13 @@ func (s *serverFlags) register(cmd *cobra.Command) {
 	f.DurationVar(&s.cluster.HeartbeatInterval, "heartbeat-interval", cluster.DefaultHeartbeatInterval, "how often data nodes are told to heartbeat")
 	f.DurationVar(&s.cluster.SuspectAfter, "suspect-after", cluster.DefaultSuspectAfter, "silence after which a data node is suspect: no new work goes to it, nothing it holds moves")
 	f.DurationVar(&s.cluster.LostAfter, "lost-after", cluster.DefaultLostAfter, "silence after which a data node is marked lost and its dataset partitions are rebuilt on the others")
+	f.DurationVar(&s.statementTimeout, "statement-timeout", 0, statementTimeoutUsage)
+	f.DurationVar(&s.stageIdle, "stage-idle", engine.DefaultStageIdle, stageIdleUsage)
 }
+
+const stageIdleUsage = "how long a node keeps its part of a distributed query (plan, shuffle buffers) once no reader of it is left"
+
+const statementTimeoutUsage = "longest a SQL statement may plan and run before it fails with DEADLINE_EXCEEDED and stops everywhere (0: no limit; training reads are not limited)"
 
 // run starts the head (and workers in-process data nodes) and serves until SIGINT or SIGTERM.
 func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
@@ -100,8 +110,8 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	}
 	return serve(ctx, listen, engine.Config{
 		CatalogName: s.catalog, NoDemo: s.noDemo, NoPushdown: s.noPushdown,
-		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog,
-	}, s.cluster, ticketKey(s.secret), workers)
+		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, StageIdle: s.stageIdle,
+	}, s.cluster, ticketKey(s.secret), workers, s.statementTimeout)
 }
 
 // ticketKey is the key statement tickets are signed with: the cluster secret, or a random key
@@ -119,7 +129,7 @@ func ticketKey(secret string) []byte {
 // membership actions mounted on it and the system catalog among its sources, plus workers
 // in-process data nodes registered with it over Flight. It logs the address once the listener
 // accepts connections, so a supervisor (or a test) can wait for that line.
-func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.Config, key []byte, workers int) error {
+func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.Config, key []byte, workers int, statementTimeout time.Duration) error {
 	// datasets is set before the server accepts registrations, so before any event.
 	var datasets *cluster.Datasets
 	ccfg.OnChange = func(e cluster.Event) {
@@ -130,7 +140,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	members := cluster.NewMembership(ccfg)
 	// Data nodes run the same source catalogs (they read the same tables), not the head's own
 	// memory tables or its system catalog.
-	nodeCfg := engine.Config{NoDemo: true, NoPushdown: cfg.NoPushdown, Sources: cfg.Sources, DefaultCatalog: cfg.DefaultCatalog}
+	nodeCfg := engine.Config{NoDemo: true, NoPushdown: cfg.NoPushdown, Sources: cfg.Sources, DefaultCatalog: cfg.DefaultCatalog, StageIdle: cfg.StageIdle}
 	system := cluster.NewSystemCatalog(members, nil)
 	cfg.Sources = append(slices.Clone(cfg.Sources), system)
 	eng, err := engine.New(cfg)
@@ -150,7 +160,8 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	srv := flightsql.NewServer(eng, flightsql.Options{
 		Version: version, Extend: cluster.NewActions(members, key).Wrap,
 		TicketKey: key, DataNodes: func() []string { return aliveAddrs(members) },
-		ReachableNodes: func() []string { return cluster.Addrs(cluster.ReachableNodes(members.Nodes())) },
+		ReachableNodes:   func() []string { return cluster.Addrs(cluster.ReachableNodes(members.Nodes())) },
+		StatementTimeout: statementTimeout,
 	})
 	served := make(chan error, 1)
 	safe.Spawn("Flight SQL server", func() error { return srv.Serve(lis) }, func(err error) { served <- err })
@@ -165,7 +176,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	}, nil)
 	var nodes []*worker
 	for range workers {
-		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "", nodeCfg, key)
+		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "", nodeCfg, key, statementTimeout)
 		if err != nil {
 			err = fmt.Errorf("starting an in-process data node: %w", err)
 			stop(nodes, srv)

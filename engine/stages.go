@@ -1,0 +1,305 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/exec"
+	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/safe"
+	"github.com/cachedb/cachedb/planner"
+)
+
+// DefaultStageIdle is how long a process keeps a distributed execution (its plan, its shuffle
+// producers and their unread buckets) after the last reader of it went away (Config.StageIdle).
+const DefaultStageIdle = time.Minute
+
+// cancelBroadcastTimeout bounds the cancel action sent to each peer when an execution is
+// abandoned; a peer that does not answer in time forgets the execution when it goes idle.
+const cancelBroadcastTimeout = 10 * time.Second
+
+// stageClock is the time source of execution lifetimes; tests replace it to expire idle and
+// expired executions without sleeping.
+type stageClock interface {
+	Now() time.Time
+	// AfterFunc calls f in its own goroutine after d; stop cancels that if it has not started.
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+func (systemClock) AfterFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
+}
+
+// stageRegistry is this process's record of the distributed executions (cluster.Stage, by
+// Query) it takes part in. Each execution has one context, and everything the process runs for
+// it runs under that context: its planning, its shuffle producers and the final stage a client
+// reads here. The context ends, and with it all of that, when
+//   - the execution is canceled: a reader of its final stage (here or on a peer, which sends
+//     cluster.ActionCancelStage) went away before the end, or the final stage failed;
+//   - no reader of it has been open here for the idle timeout (a consumer that died, buckets
+//     that no client will fetch);
+//   - its tickets expire.
+//
+// A canceled execution is remembered until its tickets expire, so that a fetch or ticket of it
+// arriving late is refused instead of starting its work again.
+type stageRegistry struct {
+	clock stageClock
+	idle  time.Duration
+
+	mu   sync.Mutex
+	runs map[string]*stageRun
+	// canceled holds the canceled executions until their tickets expire; swept at most once a
+	// minute when one is added.
+	canceled  map[string]time.Time
+	nextSweep time.Time
+}
+
+// stageRun is one execution in this process.
+type stageRun struct {
+	query  string
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	// Guarded by the registry's mu.
+	readers    int // open readers: shuffle buckets served and final stages run here
+	idleGen    int // counts idle periods, so a stale idle timer does nothing
+	stopIdle   func() bool
+	stopExpiry func() bool
+
+	// planMu serializes the planning of the execution; a failed planning is not kept, so a
+	// retry plans again.
+	planMu  sync.Mutex
+	planned bool
+	op      exec.Operator
+	dist    planner.Distribution
+}
+
+var (
+	errStageIdle    = errs.Unavailablef("the distributed execution was stopped on this node: no reader of it was left")
+	errStageExpired = errs.Unavailablef("the distributed execution's tickets expired")
+)
+
+// stageCanceled is the error of work stopped because its execution was canceled.
+func stageCanceled(query string) error {
+	return &errs.Error{Category: errs.Canceled, Msg: fmt.Sprintf("distributed execution %s was canceled (a reader of it went away or it failed); run the query again", query)}
+}
+
+// open returns st's execution, starting its record when it is new, and counts one more reader
+// of it until close. A canceled execution is an errs.Canceled error.
+func (r *stageRegistry) open(st cluster.Stage) (*stageRun, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.canceled[st.Query]; ok {
+		return nil, stageCanceled(st.Query)
+	}
+	run := r.runs[st.Query]
+	if run == nil || run.ctx.Err() != nil {
+		if r.runs == nil {
+			r.runs = map[string]*stageRun{}
+		}
+		ctx, cancel := context.WithCancelCause(context.Background())
+		run = &stageRun{query: st.Query, ctx: ctx, cancel: cancel}
+		run.stopExpiry = r.clock.AfterFunc(max(st.Expires.Sub(r.clock.Now()), 0), func() { cancel(errStageExpired) })
+		r.runs[st.Query] = run
+		context.AfterFunc(ctx, func() { r.forget(run) })
+	}
+	run.readers++
+	if run.stopIdle != nil {
+		run.stopIdle()
+		run.stopIdle = nil
+	}
+	return run, nil
+}
+
+// close ends one reader of run; the last one starts the idle timeout.
+func (r *stageRegistry) close(run *stageRun) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	run.readers--
+	if run.readers > 0 || run.ctx.Err() != nil {
+		return
+	}
+	run.idleGen++
+	gen := run.idleGen
+	run.stopIdle = r.clock.AfterFunc(r.idle, func() {
+		r.mu.Lock()
+		idle := run.readers == 0 && run.idleGen == gen
+		r.mu.Unlock()
+		if idle {
+			run.cancel(errStageIdle)
+		}
+	})
+}
+
+// errStageDone ends an execution whose last reader here has read it to the end and that no
+// other process reads from this one (the head's part of an execution).
+var errStageDone = errs.Unavailablef("the distributed execution ended")
+
+// closeLast ends one reader of run like close, and ends run at once when no reader is left,
+// instead of after the idle timeout: for a process nothing else reads from (the head).
+func (r *stageRegistry) closeLast(run *stageRun) {
+	r.mu.Lock()
+	run.readers--
+	last := run.readers == 0
+	if !last {
+		r.mu.Unlock()
+		return
+	}
+	// A reader opening from here on finds the run gone (or ending) and starts a new one.
+	if r.runs[run.query] == run {
+		delete(r.runs, run.query)
+	}
+	r.mu.Unlock()
+	run.cancel(errStageDone)
+}
+
+// forget drops a run whose context ended.
+func (r *stageRegistry) forget(run *stageRun) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.runs[run.query] == run {
+		delete(r.runs, run.query)
+	}
+	if run.stopIdle != nil {
+		run.stopIdle()
+		run.stopIdle = nil
+	}
+	run.stopExpiry()
+}
+
+// cancel stops query's execution here, if it runs, and refuses it until expires.
+func (r *stageRegistry) cancel(query string, expires time.Time) {
+	r.mu.Lock()
+	now := r.clock.Now()
+	if expires.After(now) {
+		if r.canceled == nil {
+			r.canceled = map[string]time.Time{}
+		}
+		r.canceled[query] = expires
+	}
+	if now.After(r.nextSweep) {
+		for q, until := range r.canceled {
+			if !until.After(now) {
+				delete(r.canceled, q)
+			}
+		}
+		r.nextSweep = now.Add(time.Minute)
+	}
+	run := r.runs[query]
+	r.mu.Unlock()
+	if run != nil {
+		run.cancel(stageCanceled(query))
+	}
+}
+
+// StageCounts measures what a process holds for distributed executions.
+type StageCounts struct {
+	// Executions are the executions with live state here (a plan, producers or readers).
+	Executions int
+	// Producers are the shuffle producers running or holding unread buckets.
+	Producers int
+	// Canceled are the canceled executions remembered until their tickets expire (an id each).
+	Canceled int
+}
+
+// Stages reports what this process holds for distributed executions.
+func (e *Engine) Stages() StageCounts {
+	e.stages.mu.Lock()
+	c := StageCounts{Executions: len(e.stages.runs), Canceled: len(e.stages.canceled)}
+	e.stages.mu.Unlock()
+	e.shuffles.mu.Lock()
+	c.Producers = len(e.shuffles.ends)
+	e.shuffles.mu.Unlock()
+	return c
+}
+
+// CancelStage implements cluster.StageCanceler: it stops this process's part of the execution
+// query (see stageRegistry) and refuses it until expires.
+func (e *Engine) CancelStage(query string, expires time.Time) {
+	e.stages.cancel(query, expires)
+}
+
+// abandonStage cancels st's execution here and on every other node of it: a reader of its
+// final stage in this process (self, -1 for the head) went away before the end, or it failed,
+// so nothing the other nodes produce for it can be used.
+func (e *Engine) abandonStage(st cluster.Stage, self int) {
+	e.stages.cancel(st.Query, st.Expires)
+	client := e.shuffles.client
+	if client == nil {
+		return
+	}
+	for i, addr := range st.Nodes {
+		if i == self {
+			continue
+		}
+		safe.Spawn("canceling a distributed execution", func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), cancelBroadcastTimeout)
+			defer cancel()
+			return client.CancelStage(ctx, addr, st)
+		}, func(err error) {
+			if err != nil {
+				slog.Debug("canceling a distributed execution on a data node", "query", st.Query, "node", addr, "err", err)
+			}
+		})
+	}
+}
+
+// stageReader is the reader of a final stage run in this process. Its last Release ends the
+// final stage's operators, and abandons the execution (abandonStage) unless the reader was read
+// to its end without an error.
+type stageReader struct {
+	array.RecordReader
+	refs      atomic.Int64 // extra references taken with Retain
+	complete  atomic.Bool
+	onRelease func(complete bool)
+}
+
+func (r *stageReader) Next() bool {
+	if r.RecordReader.Next() {
+		return true
+	}
+	if r.RecordReader.Err() == nil {
+		r.complete.Store(true)
+	}
+	return false
+}
+
+func (r *stageReader) Retain() {
+	r.refs.Add(1)
+	r.RecordReader.Retain()
+}
+
+func (r *stageReader) Release() {
+	last := r.refs.Add(-1) < 0
+	r.RecordReader.Release()
+	if last {
+		r.onRelease(r.complete.Load())
+	}
+}
+
+// stopped is the error of work whose context ended: the cause it was canceled with when that
+// is a categorized error or a deadline, else errs.Canceled. It is nil while ctx runs. Long
+// steps (planning, statement setup) check it between phases so that a statement whose client
+// went away stops there.
+func stopped(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(ctx)
+	var categorized *errs.Error
+	if errors.As(cause, &categorized) || errors.Is(cause, context.DeadlineExceeded) {
+		return cause
+	}
+	return &errs.Error{Category: errs.Canceled, Msg: "the statement was canceled", Err: cause}
+}
