@@ -13,7 +13,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
@@ -86,11 +85,7 @@ func NewBootID() string {
 func (a *Agent) Run(ctx context.Context) error {
 	client, err := flight.NewClientWithMiddleware(a.cfg.Head, nil, nil,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		// Reconnect quickly after the head restarts; gRPC's default backoff grows to 2 min.
-		grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
-			MinConnectTimeout: time.Second,
-		}))
+		grpc.WithConnectParams(connectParams))
 	if err != nil {
 		return fmt.Errorf("data node %s: head address %s: %w", a.cfg.ID, a.cfg.Head, err)
 	}

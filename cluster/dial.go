@@ -15,16 +15,22 @@ import (
 // batches are engine-sized (thousands of rows), far below it.
 const maxPartitionMessage = 256 << 20
 
+// connectParams reconnect quickly after a peer restarts (gRPC's default backoff grows to
+// 2 minutes), and give one connection attempt long enough to finish on a CPU-starved machine or
+// a throttled pod: an attempt cut short fails every call made meanwhile with Unavailable, while
+// a peer that is really gone refuses the connection at once.
+var connectParams = grpc.ConnectParams{
+	Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+	MinConnectTimeout: 20 * time.Second,
+}
+
 // dialNode returns a Flight client of the data node at addr. The connection is made lazily and
 // re-made quickly after the node restarts.
 func dialNode(addr string) (flight.Client, error) {
 	cl, err := flight.NewClientWithMiddleware(addr, nil, nil,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxPartitionMessage)),
-		grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
-			MinConnectTimeout: time.Second,
-		}))
+		grpc.WithConnectParams(connectParams))
 	if err != nil {
 		return nil, fmt.Errorf("data node address %s: %w", addr, err)
 	}
