@@ -23,7 +23,7 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req fsql.ActionCre
 	if err != nil {
 		return res, err
 	}
-	handle, err := s.prepared.add(&preparedStatement{sql: req.GetQuery(), info: prep})
+	handle, err := s.prepared.add(clientOf(ctx), &preparedStatement{sql: req.GetQuery(), info: prep})
 	if err != nil {
 		return res, err
 	}
@@ -67,6 +67,11 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd fsql.Pr
 	if err != nil {
 		return nil, err
 	}
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	rows, err := ps.boundRows()
 	if err != nil {
 		return nil, err
@@ -131,6 +136,10 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd fsql.PreparedSt
 	if err != nil {
 		return nil, nil, err
 	}
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	open := func(ctx context.Context, i int) (array.RecordReader, error) {
 		res, err := s.eng.Execute(ctx, ps.sql, rows[i])
 		if err != nil {
@@ -140,9 +149,10 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd fsql.PreparedSt
 	}
 	first, err := open(ctx, 0)
 	if err != nil {
+		release()
 		return nil, nil, err
 	}
-	return first.Schema(), s.streamResults(ctx, first.Schema(), first, len(rows), open), nil
+	return first.Schema(), s.streamResults(ctx, first.Schema(), first, len(rows), open, release), nil
 }
 
 // DoPutPreparedStatementUpdate runs the statement once per parameter row sent with the call
@@ -152,6 +162,11 @@ func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd fsql.Prep
 	if err != nil {
 		return 0, err
 	}
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
 	rows, err := readParameterRows(rdr, ps.info.NumParams)
 	if err != nil {
 		return 0, err

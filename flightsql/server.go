@@ -17,12 +17,14 @@ const PublicSchema = "public"
 
 // Defaults for Options fields left zero.
 const (
-	DefaultMaxBatchBytes         = 4 << 20
-	DefaultMaxRecvBytes          = 64 << 20
-	DefaultTicketTTL             = time.Hour
-	DefaultMaxPreparedStatements = 1024
-	DefaultPreparedStatementIdle = 30 * time.Minute
-	DefaultVersion               = "dev"
+	DefaultMaxBatchBytes          = 4 << 20
+	DefaultMaxRecvBytes           = 64 << 20
+	DefaultTicketTTL              = time.Hour
+	DefaultMaxPreparedStatements  = 4096
+	DefaultMaxPreparedPerClient   = 256
+	DefaultMaxConcurrentPerClient = 16
+	DefaultPreparedStatementIdle  = 30 * time.Minute
+	DefaultVersion                = "dev"
 )
 
 // Options configure a Server. The zero value is usable: each zero field takes its default.
@@ -35,9 +37,19 @@ type Options struct {
 	MaxRecvBytes int
 	// TicketTTL is how long a statement ticket stays redeemable (default 1 hour).
 	TicketTTL time.Duration
-	// MaxPreparedStatements bounds the prepared statements open at once (default 1024);
-	// creating one more fails with ResourceExhausted.
+	// MaxPreparedPerClient bounds the prepared statements one client (one gRPC connection)
+	// holds open (default 256); creating one more fails with ResourceExhausted for that client
+	// only. A connection's statements are closed when it ends.
+	MaxPreparedPerClient int
+	// MaxPreparedStatements bounds the prepared statements of all clients together (default
+	// 4096), so memory stays bounded. When it is reached, the least recently used statement of
+	// the client holding the most is evicted to make room (see preparedStore).
 	MaxPreparedStatements int
+	// MaxConcurrentPerClient bounds the statements one client executes at once (default 16):
+	// GetFlightInfo and DoPut of statements while they run, and query results from DoGet until
+	// their stream ends. One more is refused at once with ResourceExhausted (see
+	// statementSlots); other clients are not affected.
+	MaxConcurrentPerClient int
 	// PreparedStatementIdle is how long an unused prepared statement lives (default 30 min).
 	PreparedStatementIdle time.Duration
 	// Version is the server version reported by GetSqlInfo (default "dev").
@@ -76,6 +88,12 @@ func (o Options) withDefaults() Options {
 	if o.MaxPreparedStatements <= 0 {
 		o.MaxPreparedStatements = DefaultMaxPreparedStatements
 	}
+	if o.MaxPreparedPerClient <= 0 {
+		o.MaxPreparedPerClient = DefaultMaxPreparedPerClient
+	}
+	if o.MaxConcurrentPerClient <= 0 {
+		o.MaxConcurrentPerClient = DefaultMaxConcurrentPerClient
+	}
 	if o.PreparedStatementIdle <= 0 {
 		o.PreparedStatementIdle = DefaultPreparedStatementIdle
 	}
@@ -100,6 +118,7 @@ type Server struct {
 	opts     Options
 	tickets  *ticketSigner
 	prepared *preparedStore
+	slots    *statementSlots
 	grpc     *grpc.Server
 	// sqlInfoIDs are the GetSqlInfo ids registered with BaseServer.
 	sqlInfoIDs map[uint32]bool
@@ -119,10 +138,12 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 		now:     time.Now,
 	}
 	s.BaseServer.Alloc = opts.Alloc
-	s.prepared = newPreparedStore(opts.MaxPreparedStatements, opts.PreparedStatementIdle, func() time.Time { return s.now() })
+	s.prepared = newPreparedStore(opts.MaxPreparedStatements, opts.MaxPreparedPerClient, opts.PreparedStatementIdle, func() time.Time { return s.now() })
+	s.slots = newStatementSlots(opts.MaxConcurrentPerClient)
 	s.registerSQLInfo()
 	s.grpc = grpc.NewServer(
 		grpc.MaxRecvMsgSize(opts.MaxRecvBytes),
+		grpc.StatsHandler(&connTracker{ended: s.prepared.dropClient}),
 		grpc.ChainUnaryInterceptor(unaryInterceptor, withSessionUnary),
 		grpc.ChainStreamInterceptor(streamInterceptor, withSessionStream),
 	)

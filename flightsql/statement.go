@@ -28,6 +28,11 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 	if err := noTransaction(cmd.GetTransactionId()); err != nil {
 		return nil, err
 	}
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	query := cmd.GetQuery()
 	if opts, ok, err := epochOptions(ctx, query); err != nil || ok {
 		if err != nil {
@@ -95,7 +100,11 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 		if err != nil {
 			return nil, nil, err
 		}
-		return rdr.Schema(), s.streamResults(ctx, rdr.Schema(), rdr, 1, nil), nil
+		return rdr.Schema(), s.streamResults(ctx, rdr.Schema(), rdr, 1, nil, nil), nil
+	}
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
 	var res *engine.Result
 	if st := t.stage; st != nil {
@@ -107,13 +116,15 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 		res, err = s.eng.Execute(engine.WithSession(ctx, t.session), t.sql, nil)
 	}
 	if err != nil {
+		release()
 		return nil, nil, err
 	}
 	rdr, err := queryReader(res)
 	if err != nil {
+		release()
 		return nil, nil, err
 	}
-	return rdr.Schema(), s.streamResults(ctx, rdr.Schema(), rdr, 1, nil), nil
+	return rdr.Schema(), s.streamResults(ctx, rdr.Schema(), rdr, 1, nil, release), nil
 }
 
 // DoPutCommandStatementUpdate runs a statement and reports the rows it changed (-1 when the
@@ -122,6 +133,11 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd fsql.State
 	if err := noTransaction(cmd.GetTransactionId()); err != nil {
 		return 0, err
 	}
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
 	return s.runUpdate(ctx, cmd.GetQuery(), nil)
 }
 

@@ -37,6 +37,7 @@ func newWorkerCommand() *cobra.Command {
 	var (
 		listen, head, id, advertise, secret string
 		sources                             sourceOptions
+		limits                              limitFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -60,7 +61,7 @@ func newWorkerCommand() *cobra.Command {
 				return err
 			}
 			engCfg := engine.Config{NoDemo: true, Sources: srcs, DefaultCatalog: cfg.DefaultCatalog}
-			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, []byte(secret))
+			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, []byte(secret), limits)
 			if err != nil {
 				return err
 			}
@@ -80,6 +81,7 @@ func newWorkerCommand() *cobra.Command {
 	f.StringVar(&advertise, "advertise", "", "HOST:PORT the head and other nodes reach this node at (default: the listen address, with the hostname when it listens on all interfaces)")
 	f.StringVar(&secret, "cluster-secret", "", "the head's cluster secret, which its tickets are signed with (prefer CACHEDB_CLUSTER_SECRET)")
 	sources.register(cmd)
+	limits.register(cmd)
 	return cmd
 }
 
@@ -97,7 +99,7 @@ type worker struct {
 // registering with head. An empty id defaults to HOSTNAME:PORT; an empty advertise to the
 // listener's address (the hostname replacing an unspecified host). The node runs until ctx
 // ends or stop is called.
-func startWorker(ctx context.Context, listen, head, id, advertise string, cfg engine.Config, key []byte) (*worker, error) {
+func startWorker(ctx context.Context, listen, head, id, advertise string, cfg engine.Config, key []byte, limits limitFlags) (*worker, error) {
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, fmt.Errorf("data node listening on %s: %w", listen, err)
@@ -119,7 +121,7 @@ func startWorker(ctx context.Context, listen, head, id, advertise string, cfg en
 	}
 	eng.UseShuffles(cluster.NewShuffles(key))
 	node := cluster.NodeConfig{ID: id, Version: version, Key: key, Store: eng, Shuffles: eng}
-	srv := flightsql.NewServer(eng, flightsql.Options{Version: version, TicketKey: key, Extend: cluster.NodeActions(node)})
+	srv := flightsql.NewServer(eng, limits.apply(flightsql.Options{Version: version, TicketKey: key, Extend: cluster.NodeActions(node)}))
 	w := &worker{id: id, srv: srv, agent: make(chan error, 1), served: make(chan error, 1)}
 	go func() { w.served <- w.srv.Serve(lis) }()
 	slog.Info("cachedb worker listening on "+lis.Addr().String(), "node", id, "addr", advertise, "head", head)

@@ -53,6 +53,7 @@ type serverFlags struct {
 	sources    sourceOptions
 	cluster    cluster.Config
 	secret     string
+	limits     limitFlags
 }
 
 func (s *serverFlags) register(cmd *cobra.Command) {
@@ -62,6 +63,7 @@ func (s *serverFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&s.noDemo, "no-demo", false, "start without the in-memory demo table")
 	f.BoolVar(&s.noPushdown, "no-pushdown", false, "scans read whole tables (all columns, no filter pushdown): a baseline for measurements")
 	s.sources.register(cmd)
+	s.limits.register(cmd)
 	f.StringVar(&s.secret, "cluster-secret", "", "key the head signs tickets with and data nodes verify them with; the same on every node (prefer CACHEDB_CLUSTER_SECRET; default: random, for in-process data nodes only)")
 	f.DurationVar(&s.cluster.HeartbeatInterval, "heartbeat-interval", cluster.DefaultHeartbeatInterval, "how often data nodes are told to heartbeat")
 	f.DurationVar(&s.cluster.LostAfter, "lost-after", cluster.DefaultLostAfter, "silence after which a data node is marked lost")
@@ -92,7 +94,7 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	return serve(ctx, listen, engine.Config{
 		CatalogName: s.catalog, NoDemo: s.noDemo, NoPushdown: s.noPushdown,
 		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog,
-	}, s.cluster, ticketKey(s.secret), workers)
+	}, s.cluster, ticketKey(s.secret), workers, s.limits)
 }
 
 // ticketKey is the key statement tickets are signed with: the cluster secret, or a random key
@@ -110,7 +112,7 @@ func ticketKey(secret string) []byte {
 // membership actions mounted on it and the system catalog among its sources, plus workers
 // in-process data nodes registered with it over Flight. It logs the address once the listener
 // accepts connections, so a supervisor (or a test) can wait for that line.
-func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.Config, key []byte, workers int) error {
+func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.Config, key []byte, workers int, limits limitFlags) error {
 	// datasets is set before the server accepts registrations, so before any event.
 	var datasets *cluster.Datasets
 	ccfg.OnChange = func(e cluster.Event) {
@@ -139,10 +141,10 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", listen, err)
 	}
-	srv := flightsql.NewServer(eng, flightsql.Options{
+	srv := flightsql.NewServer(eng, limits.apply(flightsql.Options{
 		Version: version, Extend: cluster.NewActions(members, key).Wrap,
 		TicketKey: key, DataNodes: func() []string { return aliveAddrs(members) },
-	})
+	}))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
 	addr := lis.Addr().String()
@@ -153,7 +155,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	go members.Run(clusterCtx)
 	var nodes []*worker
 	for range workers {
-		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "", nodeCfg, key)
+		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "", nodeCfg, key, limits)
 		if err != nil {
 			err = fmt.Errorf("starting an in-process data node: %w", err)
 			stop(nodes, srv)
