@@ -65,6 +65,9 @@ func exactRound(truncate bool) exactImpl {
 				if places >= int64(s) {
 					return v[i], true, nil
 				}
+				if places < int64(s)-maxDecimalPrecision { // also keeps s - places from overflowing
+					return decimal128.Num{}, true, nil
+				}
 				drop := int64(s) - places
 				if drop > maxDecimalPrecision {
 					return decimal128.Num{}, true, nil
@@ -87,7 +90,7 @@ func exactRound(truncate bool) exactImpl {
 
 // roundInt64 rounds (or truncates) v to a multiple of 10^k, k > 0.
 func roundInt64(v, k int64, truncate bool) (int64, bool, error) {
-	if k >= 19 {
+	if k >= 19 || k < 0 { // k < 0: the negation of the smallest BIGINT overflowed
 		return 0, true, nil
 	}
 	m := int64(decimal128.GetScaleMultiplier(int(k)).LowBits())
