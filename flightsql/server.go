@@ -120,6 +120,8 @@ type Server struct {
 	prepared *preparedStore
 	slots    *statementSlots
 	grpc     *grpc.Server
+	// service is the Flight service registered with grpc (Extend applied).
+	service flight.FlightServer
 	// sqlInfoIDs are the GetSqlInfo ids registered with BaseServer.
 	sqlInfoIDs map[uint32]bool
 	now        func() time.Time
@@ -151,6 +153,7 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 	if opts.Extend != nil {
 		svc = opts.Extend(svc)
 	}
+	s.service = svc
 	flight.RegisterFlightServiceServer(s.grpc, svc)
 	return s
 }
