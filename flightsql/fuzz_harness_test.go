@@ -2,14 +2,24 @@ package flightsql
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	fsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
@@ -139,4 +149,137 @@ func TestFuzzHarnessReachesExecution(t *testing.T) {
 			t.Errorf("%s ticket: %d messages sent, want the schema and batches", name, stream.sent)
 		}
 	}
+
+	res, err := s.CreatePreparedStatement(ctx, &pb.ActionCreatePreparedStatementRequest{Query: "SELECT ? + 1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := parameterMessages(t, []byte{0}, []byte{41}, 1)
+	cmd := anyCmd(&pb.CommandPreparedStatementQuery{PreparedStatementHandle: res.Handle})
+	msgs[0].FlightDescriptor = &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: cmd}
+	if err := s.service.DoPut(fakeDoPut{&fakeStream{ctx: ctx, limit: 64, in: msgs}}); err != nil {
+		t.Fatalf("binding parameters: %v", err)
+	}
+	info, err := s.service.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: cmd})
+	if err != nil {
+		t.Fatalf("GetFlightInfo of the bound statement: %v", err)
+	}
+	stream := &fakeStream{ctx: ctx, limit: 64}
+	if err := s.service.DoGet(info.Endpoint[0].Ticket, fakeDoGet{stream}); err != nil || stream.sent < 2 {
+		t.Errorf("running the bound statement: %v, %d messages", err, stream.sent)
+	}
+}
+
+// parameterMessages builds a parameter batch of rows rows, one column per kind (the kind
+// picks the type), its values read from values (zero once they run out), and returns it as
+// the Flight messages a client sends: the schema, then the batch.
+func parameterMessages(t *testing.T, kinds, values []byte, rows int) []*flight.FlightData {
+	t.Helper()
+	if len(kinds) > 16 {
+		kinds = kinds[:16]
+	}
+	next := func(n int) []byte {
+		out := make([]byte, n)
+		copy(out, values)
+		values = values[min(n, len(values)):]
+		return out
+	}
+	u64 := func() uint64 { return binary.LittleEndian.Uint64(next(8)) }
+	alloc := memory.DefaultAllocator
+	var (
+		fields []arrow.Field
+		cols   []arrow.Array
+	)
+	for i, k := range kinds {
+		var b array.Builder
+		switch k % 10 {
+		case 0:
+			ib := array.NewInt64Builder(alloc)
+			for range rows {
+				ib.Append(int64(u64()))
+			}
+			b = ib
+		case 1:
+			fb := array.NewFloat64Builder(alloc)
+			for range rows {
+				fb.Append(math.Float64frombits(u64()))
+			}
+			b = fb
+		case 2:
+			sb := array.NewStringBuilder(alloc)
+			for range rows {
+				sb.Append(string(next(int(next(1)[0]) % 32)))
+			}
+			b = sb
+		case 3:
+			bb := array.NewBooleanBuilder(alloc)
+			for range rows {
+				bb.Append(next(1)[0]&1 == 1)
+			}
+			b = bb
+		case 4:
+			nb := array.NewNullBuilder(alloc)
+			nb.AppendNulls(rows)
+			b = nb
+		case 5:
+			db := array.NewDecimal128Builder(alloc, &arrow.Decimal128Type{Precision: 38, Scale: int32(k / 10 % 39)})
+			for range rows {
+				db.Append(decimal128.New(int64(u64()), u64()))
+			}
+			b = db
+		case 6:
+			db := array.NewDate32Builder(alloc)
+			for range rows {
+				db.Append(arrow.Date32(int32(u64())))
+			}
+			b = db
+		case 7:
+			bb := array.NewBinaryBuilder(alloc, arrow.BinaryTypes.Binary)
+			for range rows {
+				bb.Append(next(int(next(1)[0]) % 32))
+			}
+			b = bb
+		case 8:
+			ub := array.NewUint64Builder(alloc)
+			for range rows {
+				ub.Append(u64())
+			}
+			b = ub
+		default:
+			tb := array.NewTimestampBuilder(alloc, &arrow.TimestampType{Unit: arrow.Microsecond})
+			for range rows {
+				if next(1)[0]&1 == 1 {
+					tb.AppendNull()
+					continue
+				}
+				tb.Append(arrow.Timestamp(int64(u64())))
+			}
+			b = tb
+		}
+		col := b.NewArray()
+		b.Release()
+		defer col.Release()
+		fields = append(fields, arrow.Field{Name: fmt.Sprintf("p%d", i), Type: col.DataType(), Nullable: true})
+		cols = append(cols, col)
+	}
+	schema := arrow.NewSchema(fields, nil)
+	rec := array.NewRecordBatch(schema, cols, int64(rows))
+	defer rec.Release()
+	var out collectedMessages
+	w := flight.NewRecordWriter(&out, ipc.WithSchema(schema))
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// collectedMessages keeps copies of what a flight.RecordWriter sends (it reuses its message).
+type collectedMessages []*flight.FlightData
+
+func (c *collectedMessages) Send(m *flight.FlightData) error {
+	*c = append(*c, proto.Clone(m).(*flight.FlightData))
+	return nil
 }

@@ -79,6 +79,10 @@ func FuzzStatementTicket(f *testing.F) {
 	huge.Request.ChunkRows, huge.Request.WindowRows = math.MaxInt, math.MaxInt
 	huge.Request.Reader.BatchSize, huge.Request.Reader.WorldSize, huge.Request.Reader.NumWorkers = math.MaxInt, math.MaxInt, math.MaxInt
 	f.Add(epoch(huge))
+	tiny := good
+	tiny.PartRows = []int64{1 << 62}
+	tiny.Request.ChunkRows, tiny.Request.WindowRows = 1, 1
+	f.Add(epoch(tiny))
 	neg := good
 	neg.From, neg.To, neg.Columns = -1, math.MinInt64, []int{-1, 1 << 40}
 	f.Add(epoch(neg))
@@ -217,6 +221,63 @@ func FuzzDoAction(f *testing.F) {
 		_ = s.service.DoAction(&flight.Action{Type: typ, Body: raw}, fakeDoAction{&fakeStream{ctx: ctx, limit: 64}})
 		if s.prepared.len() > 1000 {
 			s.prepared.closeAll()
+		}
+	})
+}
+
+// FuzzPreparedStatement prepares a statement, binds a parameter batch built from the input
+// (any column types, huge and negative values; optionally with its IPC message header or body
+// replaced by raw bytes, or the handle replaced), then runs it as a query or an update.
+func FuzzPreparedStatement(f *testing.F) {
+	s := newFuzzServer(f)
+	for _, q := range fuzzSQL {
+		f.Add(q, []byte{0, 2}, []byte("0123456789abcdef\xff\xff\xff\xff\xff\xff\xff\x7f"), uint8(0), []byte{})
+	}
+	f.Add("SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?", []byte{0, 1, 2, 3, 4, 5, 6, 7, 8}, []byte("\x00\x00\x00\x00\x00\x00\x00\x80hello"), uint8(3), []byte{})
+	f.Add("SELECT REPEAT(s, ?), LPAD(s, ?, 'y') FROM r LIMIT ?", []byte{0, 0, 8}, []byte("\x00\x00\x00\x00\x00\x00\x00\x20\xff\xff\xff\xff\xff\xff\xff\x7f"), uint8(0), []byte{})
+	f.Add("INSERT INTO r (id, s) VALUES (?, ?)", []byte{0, 2}, []byte("\x01\x00\x00\x00\x00\x00\x00\x00abc"), uint8(1), []byte{0xff, 0xff, 0xff, 0xff})
+	f.Add("SELECT ?", []byte{2}, []byte("x"), uint8(2), []byte{0x10, 0, 0, 0, 0xff, 0xff, 0xff, 0xff})
+	f.Add("SELECT ?", []byte{1}, []byte{}, uint8(4), []byte("not a handle"))
+
+	f.Fuzz(func(t *testing.T, query string, kinds, values []byte, mode uint8, raw []byte) {
+		ctx, cancel := fuzzContext()
+		defer cancel()
+		res, err := s.CreatePreparedStatement(ctx, &pb.ActionCreatePreparedStatementRequest{Query: query})
+		if err != nil {
+			return
+		}
+		defer func() { _ = s.ClosePreparedStatement(ctx, &pb.ActionClosePreparedStatementRequest{PreparedStatementHandle: res.Handle}) }()
+		handle := res.Handle
+		if mode&4 != 0 {
+			handle = raw
+		}
+		msgs := parameterMessages(t, kinds, values, int(mode>>3)%4+1)
+		if len(msgs) > 1 && mode&1 != 0 {
+			msgs[1].DataHeader = raw
+		}
+		if len(msgs) > 1 && mode&2 != 0 {
+			msgs[1].DataBody = raw
+		}
+		put := func(cmd proto.Message) {
+			in := make([]*flight.FlightData, len(msgs))
+			for i, m := range msgs {
+				in[i] = proto.Clone(m).(*flight.FlightData)
+			}
+			in[0].FlightDescriptor = &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: anyCmd(cmd)}
+			_ = s.service.DoPut(fakeDoPut{&fakeStream{ctx: ctx, limit: 64, in: in}})
+		}
+		if res.IsUpdate != nil && *res.IsUpdate {
+			put(&pb.CommandPreparedStatementUpdate{PreparedStatementHandle: handle})
+			return
+		}
+		put(&pb.CommandPreparedStatementQuery{PreparedStatementHandle: handle})
+		desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: anyCmd(&pb.CommandPreparedStatementQuery{PreparedStatementHandle: handle})}
+		info, err := s.service.GetFlightInfo(ctx, desc)
+		if err != nil {
+			return
+		}
+		for _, ep := range info.Endpoint {
+			_ = doGet(ctx, s.service, ep.GetTicket().GetTicket())
 		}
 	})
 }
