@@ -93,7 +93,7 @@ func FuzzStatementTicket(f *testing.F) {
 		ctx, cancel := fuzzContext()
 		defer cancel()
 		_, _ = s.tickets.decode(raw, time.Now())
-		_ = doGet(ctx, s.service, raw)
+		noPanic(t, "unsigned ticket", doGet(ctx, s.service, raw))
 		signed := append(append([]byte{}, raw...), s.tickets.mac(raw)...)
 		if _, err := s.tickets.decode(signed, time.Now()); err != nil {
 			return
@@ -102,7 +102,7 @@ func FuzzStatementTicket(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_ = doGet(ctx, s.service, ticket)
+		noPanic(t, "signed ticket", doGet(ctx, s.service, ticket))
 	})
 }
 
@@ -146,7 +146,7 @@ func FuzzNodeTicket(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_ = doGet(ctx, s.service, raw)
+		noPanic(t, "node ticket", doGet(ctx, s.service, raw))
 	})
 }
 
@@ -180,13 +180,14 @@ func FuzzFlightInfoCommand(f *testing.F) {
 		ctx, cancel := fuzzContext()
 		defer cancel()
 		desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: cmd}
-		_, _ = s.service.GetSchema(ctx, desc)
+		_, err := s.service.GetSchema(ctx, desc)
+		noPanic(t, "GetSchema", err)
 		info, err := s.service.GetFlightInfo(ctx, desc)
-		if err != nil {
+		if noPanic(t, "GetFlightInfo", err); err != nil {
 			return
 		}
 		for _, ep := range info.Endpoint {
-			_ = doGet(ctx, s.service, ep.GetTicket().GetTicket())
+			noPanic(t, "DoGet", doGet(ctx, s.service, ep.GetTicket().GetTicket()))
 		}
 	})
 }
@@ -218,7 +219,7 @@ func FuzzDoAction(f *testing.F) {
 	f.Fuzz(func(t *testing.T, typ string, raw []byte) {
 		ctx, cancel := fuzzContext()
 		defer cancel()
-		_ = s.service.DoAction(&flight.Action{Type: typ, Body: raw}, fakeDoAction{&fakeStream{ctx: ctx, limit: 64}})
+		noPanic(t, "DoAction", s.service.DoAction(&flight.Action{Type: typ, Body: raw}, fakeDoAction{&fakeStream{ctx: ctx, limit: 64}}))
 		if s.prepared.len() > 1000 {
 			s.prepared.closeAll()
 		}
@@ -246,7 +247,9 @@ func FuzzPreparedStatement(f *testing.F) {
 		if err != nil {
 			return
 		}
-		defer func() { _ = s.ClosePreparedStatement(ctx, &pb.ActionClosePreparedStatementRequest{PreparedStatementHandle: res.Handle}) }()
+		defer func() {
+			_ = s.ClosePreparedStatement(ctx, &pb.ActionClosePreparedStatementRequest{PreparedStatementHandle: res.Handle})
+		}()
 		handle := res.Handle
 		if mode&4 != 0 {
 			handle = raw
@@ -264,7 +267,7 @@ func FuzzPreparedStatement(f *testing.F) {
 				in[i] = proto.Clone(m).(*flight.FlightData)
 			}
 			in[0].FlightDescriptor = &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: anyCmd(cmd)}
-			_ = s.service.DoPut(fakeDoPut{&fakeStream{ctx: ctx, limit: 64, in: in}})
+			noPanic(t, "DoPut", s.service.DoPut(fakeDoPut{&fakeStream{ctx: ctx, limit: 64, in: in}}))
 		}
 		if res.IsUpdate != nil && *res.IsUpdate {
 			put(&pb.CommandPreparedStatementUpdate{PreparedStatementHandle: handle})
@@ -273,11 +276,11 @@ func FuzzPreparedStatement(f *testing.F) {
 		put(&pb.CommandPreparedStatementQuery{PreparedStatementHandle: handle})
 		desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: anyCmd(&pb.CommandPreparedStatementQuery{PreparedStatementHandle: handle})}
 		info, err := s.service.GetFlightInfo(ctx, desc)
-		if err != nil {
+		if noPanic(t, "GetFlightInfo", err); err != nil {
 			return
 		}
 		for _, ep := range info.Endpoint {
-			_ = doGet(ctx, s.service, ep.GetTicket().GetTicket())
+			noPanic(t, "DoGet", doGet(ctx, s.service, ep.GetTicket().GetTicket()))
 		}
 	})
 }
