@@ -140,6 +140,12 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd fsql.PreparedSt
 	if err != nil {
 		return nil, nil, err
 	}
+	streaming := false
+	defer func() {
+		if !streaming { // an error or a panic before the stream took the slot over
+			release()
+		}
+	}()
 	open := func(ctx context.Context, i int) (array.RecordReader, error) {
 		res, err := s.eng.Execute(ctx, ps.sql, rows[i])
 		if err != nil {
@@ -149,9 +155,9 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd fsql.PreparedSt
 	}
 	first, err := open(ctx, 0)
 	if err != nil {
-		release()
 		return nil, nil, err
 	}
+	streaming = true
 	return first.Schema(), s.streamResults(ctx, first.Schema(), first, len(rows), open, release), nil
 }
 

@@ -145,7 +145,7 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 	s.registerSQLInfo()
 	s.grpc = grpc.NewServer(
 		grpc.MaxRecvMsgSize(opts.MaxRecvBytes),
-		grpc.StatsHandler(&connTracker{ended: s.prepared.dropClient}),
+		grpc.StatsHandler(&connTracker{ended: s.connectionEnded}),
 		grpc.ChainUnaryInterceptor(unaryInterceptor, withSessionUnary),
 		grpc.ChainStreamInterceptor(streamInterceptor, withSessionStream),
 	)
@@ -156,4 +156,11 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 	s.service = svc
 	flight.RegisterFlightServiceServer(s.grpc, svc)
 	return s
+}
+
+// connectionEnded forgets a client whose connection closed: its prepared statements are
+// closed, its statement count dropped.
+func (s *Server) connectionEnded(id clientID) {
+	s.prepared.dropClient(id)
+	s.slots.forget(id)
 }

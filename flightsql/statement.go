@@ -106,6 +106,12 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 	if err != nil {
 		return nil, nil, err
 	}
+	streaming := false
+	defer func() {
+		if !streaming { // an error or a panic before the stream took the slot over
+			release()
+		}
+	}()
 	var res *engine.Result
 	if st := t.stage; st != nil {
 		res, err = s.eng.ExecuteStage(engine.WithSession(ctx, t.session), cluster.Stage{
@@ -116,14 +122,13 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 		res, err = s.eng.Execute(engine.WithSession(ctx, t.session), t.sql, nil)
 	}
 	if err != nil {
-		release()
 		return nil, nil, err
 	}
 	rdr, err := queryReader(res)
 	if err != nil {
-		release()
 		return nil, nil, err
 	}
+	streaming = true
 	return rdr.Schema(), s.streamResults(ctx, rdr.Schema(), rdr, 1, nil, release), nil
 }
 

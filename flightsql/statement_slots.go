@@ -51,6 +51,14 @@ func (s *statementSlots) release(id clientID) {
 	s.active[id]--
 }
 
+// forget drops what is known of id (its connection ended). Slots its calls still hold are
+// given back harmlessly when they end.
+func (s *statementSlots) forget(id clientID) {
+	s.mu.Lock()
+	delete(s.active, id)
+	s.mu.Unlock()
+}
+
 // inUse is the number of slots id holds.
 func (s *statementSlots) inUse(id clientID) int {
 	s.mu.Lock()
