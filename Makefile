@@ -6,9 +6,16 @@ SLT_DIR             ?= ../shared/slt
 SMOKE_MIN_PASS      ?= 99
 CONFORMANCE_PARALLEL ?= 2
 STATICCHECK_VERSION ?= v0.8.2
-FUZZ_TIME           ?= 30s
-# `make test` fuzzes the SQL entry point this long, to catch panics early.
-FUZZ_SMOKE_TIME     ?= 10s
+# `make fuzz-long` runs every fuzz target this long; `make fuzz` runs FUZZ_TARGET this long.
+FUZZ_TIME           ?= 10m
+FUZZ_TARGET         ?= engine:FuzzSQL
+# `make test` runs every fuzz target this long, to catch panics early.
+FUZZ_SMOKE_TIME     ?= 4s
+# Every fuzz target, as package:Target (go test fuzzes one target of one package at a time).
+FUZZ_TARGETS := engine:FuzzSQL engine:FuzzSQLRows \
+	flightsql:FuzzStatementTicket flightsql:FuzzNodeTicket flightsql:FuzzFlightInfoCommand \
+	flightsql:FuzzDoAction flightsql:FuzzPreparedStatement flightsql:FuzzDistributedSQL \
+	cluster:FuzzPartitionTicket cluster:FuzzShuffleTicket
 LISTEN              ?= 127.0.0.1:32010
 
 SLT_RUNNER := bin/cachedb-slt --cachedb bin/cachedb
@@ -17,7 +24,7 @@ SMOKE_FILES := sqlite/select1.test sqlite/select2.test sqlite/evidence sqlite/ra
 # prints its directory.
 PYTHON = "$$(scripts/venv.sh)/bin/python"
 
-.PHONY: help build run test python-client test-servers test-go test-python test-slt test-fuzz conformance conformance-workers bench bench-iceberg bench-cluster bench-planning lint fuzz clean
+.PHONY: help build run test python-client test-servers test-go test-python test-slt test-fuzz fuzz-long conformance conformance-workers bench bench-iceberg bench-cluster bench-planning lint fuzz clean
 
 help:
 	@echo "make run          build and serve the demo catalog over Flight SQL on $(LISTEN), with 2 data nodes"
@@ -31,7 +38,8 @@ help:
 	@echo "make bench-membership [MINUTES=10]  a busy, throttled, stopped and killed data node: what moves"
 	@echo "make bench-planning planning time of hostile statement shapes at n and 10n"
 	@echo "make lint         gofmt, go vet, staticcheck"
-	@echo "make fuzz         $(FUZZ_TIME) of the engine's SQL fuzz target"
+	@echo "make fuzz         FUZZ_TIME (10m) of one fuzz target, FUZZ_TARGET=package:Target (default engine:FuzzSQL)"
+	@echo "make fuzz-long    every fuzz target (SQL over memory, Iceberg and data nodes; tickets, commands, actions, parameters) for FUZZ_TIME each"
 
 build:
 	$(GO) build -o bin/cachedb ./cmd/cachedb
@@ -121,11 +129,23 @@ lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
+# run-fuzz fuzzes each package:Target of $(2) for $(1). A failing input is written under the
+# package's testdata/fuzz/Target/ and replayed by plain `go test` from then on.
+define run-fuzz
+	@set -e; for t in $(2); do pkg=$${t%%:*}; name=$${t#*:}; \
+		echo "fuzzing $$name in ./$$pkg for $(1)"; \
+		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(1); \
+	done
+endef
+
 fuzz:
-	$(GO) test ./engine -run '^$$' -fuzz '^FuzzSQL$$' -fuzztime $(FUZZ_TIME)
+	$(call run-fuzz,$(FUZZ_TIME),$(FUZZ_TARGET))
+
+fuzz-long:
+	$(call run-fuzz,$(FUZZ_TIME),$(FUZZ_TARGETS))
 
 test-fuzz:
-	$(GO) test ./engine -run '^$$' -fuzz '^FuzzSQL$$' -fuzztime $(FUZZ_SMOKE_TIME)
+	$(call run-fuzz,$(FUZZ_SMOKE_TIME),$(FUZZ_TARGETS))
 
 clean:
 	rm -rf bin conformance-results.txt conformance-results.json conformance-failures.txt conformance-workers-* bench/out

@@ -37,6 +37,9 @@ const (
 	DefaultWindowRows = 64 * 1024
 	// MaxWindowRows bounds a window: a node gathers one window at a time in memory.
 	MaxWindowRows = 1 << 22
+	// MaxEpochChunks bounds the chunks of an epoch (rows / chunk_rows, about 8.6 billion rows
+	// at the default chunk size): laying out the order holds one entry per chunk.
+	MaxEpochChunks = 1 << 25
 )
 
 // EpochOrder is the global order of one epoch of a dataset.
@@ -82,11 +85,19 @@ func NewEpochOrder(partRows []int64, seed uint64, epoch int64, shuffle bool, chu
 	if epoch < 0 {
 		return nil, errs.Invalidf("epoch %d is negative", epoch)
 	}
-	o := &EpochOrder{PartRows: partRows, Seed: seed, Epoch: epoch, Shuffle: shuffle, ChunkRows: chunkRows, WindowRows: windowRows / chunkRows * chunkRows}
+	var chunks int64
 	for p, rows := range partRows {
 		if rows < 0 {
 			return nil, errs.Invalidf("partition %d has %d rows", p, rows)
 		}
+		n := rows/int64(chunkRows) + min(1, rows%int64(chunkRows))
+		if n > MaxEpochChunks-chunks {
+			return nil, errs.Invalidf("the epoch has more than %d chunks of chunk_rows %d rows; raise chunk_rows", MaxEpochChunks, chunkRows)
+		}
+		chunks += n
+	}
+	o := &EpochOrder{PartRows: partRows, Seed: seed, Epoch: epoch, Shuffle: shuffle, ChunkRows: chunkRows, WindowRows: windowRows / chunkRows * chunkRows}
+	for p := range partRows {
 		chunks := o.partitionChunks(p)
 		for w := 0; w*o.chunksPerWindow() < len(chunks); w++ {
 			var n int64

@@ -2,9 +2,12 @@ package cluster
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/cachedb/cachedb/internal/errs"
 )
 
 // rowID names one dataset row: (partition, row within the partition).
@@ -289,5 +292,16 @@ func TestEpochInputsAreValidated(t *testing.T) {
 	}
 	if _, err := ParseShareMode("some"); err == nil {
 		t.Error("unknown share mode accepted")
+	}
+}
+
+func TestEpochOrderRefusesMoreChunksThanItCanLayOut(t *testing.T) {
+	for _, parts := range [][]int64{{MaxEpochChunks + 1}, {1 << 62}, {math.MaxInt64}, {MaxEpochChunks, math.MaxInt64}, {MaxEpochChunks / 2, MaxEpochChunks/2 + 1}} {
+		if _, err := NewEpochOrder(parts, 1, 0, true, 1, 1); errs.CategoryOf(err) != errs.InvalidInput {
+			t.Errorf("partition rows %v in chunks of 1: %v, want invalid input", parts, err)
+		}
+	}
+	if _, err := NewEpochOrder([]int64{math.MaxInt64}, 1, 0, false, MaxWindowRows, MaxWindowRows); errs.CategoryOf(err) != errs.InvalidInput {
+		t.Errorf("%d rows in chunks of %d: %v, want invalid input", int64(math.MaxInt64), MaxWindowRows, err)
 	}
 }

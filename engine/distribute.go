@@ -350,6 +350,9 @@ func (e *Engine) startShuffle(ctx context.Context, run *stageRun, t cluster.Shuf
 	if err != nil {
 		return nil, err
 	}
+	if op == nil {
+		return nil, errs.Invalidf("this query does not divide among data nodes: it has no shuffle %d", t.Shuffle)
+	}
 	shuffle := findShuffle(op, t.Shuffle)
 	if shuffle == nil {
 		return nil, errs.Invalidf("shuffle %d is not part of this query's plan on this node", t.Shuffle)

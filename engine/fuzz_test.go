@@ -20,6 +20,7 @@ func FuzzSQL(f *testing.F) {
 		"SELECT coalesce(NULL, a), nullif(a, 2), abs(-a), a DIV 0 FROM t LEFT JOIN t AS u ON t.a = u.b",
 		"SELECT 9223372036854775807 + 1",
 	}
+	seeds = append(seeds, hugeSeeds("t", "c", "a")...)
 	for _, s := range seeds {
 		f.Add(s)
 	}

@@ -89,7 +89,7 @@ func exactRound(truncate bool) exactImpl {
 
 // roundInt64 rounds (or truncates) v to a multiple of 10^k, k > 0.
 func roundInt64(v, k int64, truncate bool) (int64, bool, error) {
-	if k >= 19 {
+	if k >= 19 || k < 0 { // k < 0: the negation of the smallest BIGINT overflowed
 		return 0, true, nil
 	}
 	m := int64(decimal128.GetScaleMultiplier(int(k)).LowBits())

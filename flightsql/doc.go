@@ -17,8 +17,11 @@
 //   - Tickets are opaque, signed by the server (HMAC-SHA256 with a key drawn at start-up) and
 //     expire (Options.TicketTTL). A ticket the server did not issue, or one past its expiry, is
 //     refused with InvalidArgument.
-//   - Prepared statement handles are random, bounded in number (Options.MaxPreparedStatements)
-//     and expire after Options.PreparedStatementIdle without use. Parameters are reported as
+//   - Prepared statement handles are random, bounded in number per client connection
+//     (Options.MaxPreparedPerClient) and in all (Options.MaxPreparedStatements, evicting from
+//     the client holding the most), closed when their connection ends, and expire after
+//     Options.PreparedStatementIdle without use. A connection executes at most
+//     Options.MaxConcurrentPerClient statements at once; one more is ResourceExhausted. Parameters are reported as
 //     null-typed fields ("parameter_1", ...): any Arrow type may be bound. A parameter batch with
 //     several rows runs the statement once per row; query results are concatenated.
 //   - Every batch sent to a client is at most Options.MaxBatchBytes (4 MiB by default, gRPC's

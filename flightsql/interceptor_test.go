@@ -32,18 +32,19 @@ func TestInterceptorsRecoverPanics(t *testing.T) {
 
 func TestPreparedStoreBoundsAndExpires(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	store := newPreparedStore(2, time.Minute, func() time.Time { return now })
+	store := newPreparedStore(10, 2, time.Minute, func() time.Time { return now })
+	client := clientID{addr: "test"}
 	stmt := func() *preparedStatement { return &preparedStatement{sql: "SELECT 1"} }
 
-	h1, err := store.add(stmt())
+	h1, err := store.add(client, stmt())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.add(stmt()); err != nil {
+	if _, err := store.add(client, stmt()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.add(stmt()); errs.CategoryOf(err) != errs.ResourceExhausted {
-		t.Fatalf("third statement over a limit of 2: %v, want resource exhausted", err)
+	if _, err := store.add(client, stmt()); errs.CategoryOf(err) != errs.ResourceExhausted {
+		t.Fatalf("third statement over a limit of 2 per client: %v, want resource exhausted", err)
 	}
 	if _, err := store.get(h1); err != nil {
 		t.Fatalf("get of a live handle: %v", err)
@@ -56,7 +57,7 @@ func TestPreparedStoreBoundsAndExpires(t *testing.T) {
 	if _, err := store.get(h1); errs.CategoryOf(err) != errs.InvalidInput {
 		t.Errorf("get of an expired handle: %v, want invalid input", err)
 	}
-	if _, err := store.add(stmt()); err != nil {
+	if _, err := store.add(client, stmt()); err != nil {
 		t.Errorf("add after the others expired: %v", err)
 	}
 	store.remove(h1) // already gone: not an error

@@ -23,7 +23,7 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req fsql.ActionCre
 	if err != nil {
 		return res, err
 	}
-	handle, err := s.prepared.add(&preparedStatement{sql: req.GetQuery(), info: prep})
+	handle, err := s.prepared.add(clientOf(ctx), &preparedStatement{sql: req.GetQuery(), info: prep})
 	if err != nil {
 		return res, err
 	}
@@ -71,6 +71,11 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd fsql.Pr
 	if err != nil {
 		return nil, err
 	}
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	ctx, done := s.statementContext(ctx)
 	defer done()
 	if !ps.info.IsQuery {
@@ -133,6 +138,16 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd fsql.PreparedSt
 	if err != nil {
 		return nil, nil, err
 	}
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	streaming := false
+	defer func() {
+		if !streaming { // an error or a panic before the stream took the slot over
+			release()
+		}
+	}()
 	// The runs share one statement context, which ends with the last run's reader (or with the
 	// call); the stream itself sends on the call's context, so that a timeout is reported.
 	stmtCtx, done := s.statementContext(ctx)
@@ -152,7 +167,8 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd fsql.PreparedSt
 		done()
 		return nil, nil, err
 	}
-	return first.Schema(), s.streamResults(ctx, first.Schema(), first, len(rows), open), nil
+	streaming = true
+	return first.Schema(), s.streamResults(ctx, first.Schema(), first, len(rows), open, release), nil
 }
 
 // DoPutPreparedStatementUpdate runs the statement once per parameter row sent with the call
@@ -162,6 +178,11 @@ func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd fsql.Prep
 	if err != nil {
 		return 0, err
 	}
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
 	rows, err := readParameterRows(rdr, ps.info.NumParams)
 	if err != nil {
 		return 0, err

@@ -17,12 +17,14 @@ const PublicSchema = "public"
 
 // Defaults for Options fields left zero.
 const (
-	DefaultMaxBatchBytes         = 4 << 20
-	DefaultMaxRecvBytes          = 64 << 20
-	DefaultTicketTTL             = time.Hour
-	DefaultMaxPreparedStatements = 1024
-	DefaultPreparedStatementIdle = 30 * time.Minute
-	DefaultVersion               = "dev"
+	DefaultMaxBatchBytes          = 4 << 20
+	DefaultMaxRecvBytes           = 64 << 20
+	DefaultTicketTTL              = time.Hour
+	DefaultMaxPreparedStatements  = 4096
+	DefaultMaxPreparedPerClient   = 256
+	DefaultMaxConcurrentPerClient = 16
+	DefaultPreparedStatementIdle  = 30 * time.Minute
+	DefaultVersion                = "dev"
 )
 
 // Options configure a Server. The zero value is usable: each zero field takes its default.
@@ -35,9 +37,19 @@ type Options struct {
 	MaxRecvBytes int
 	// TicketTTL is how long a statement ticket stays redeemable (default 1 hour).
 	TicketTTL time.Duration
-	// MaxPreparedStatements bounds the prepared statements open at once (default 1024);
-	// creating one more fails with ResourceExhausted.
+	// MaxPreparedPerClient bounds the prepared statements one client (one gRPC connection)
+	// holds open (default 256); creating one more fails with ResourceExhausted for that client
+	// only. A connection's statements are closed when it ends.
+	MaxPreparedPerClient int
+	// MaxPreparedStatements bounds the prepared statements of all clients together (default
+	// 4096), so memory stays bounded. When it is reached, the least recently used statement of
+	// the client holding the most is evicted to make room (see preparedStore).
 	MaxPreparedStatements int
+	// MaxConcurrentPerClient bounds the statements one client executes at once (default 16):
+	// GetFlightInfo and DoPut of statements while they run, and query results from DoGet until
+	// their stream ends. One more is refused at once with ResourceExhausted (see
+	// statementSlots); other clients are not affected.
+	MaxConcurrentPerClient int
 	// PreparedStatementIdle is how long an unused prepared statement lives (default 30 min).
 	PreparedStatementIdle time.Duration
 	// StatementTimeout, when positive, bounds how long one SQL statement may plan and run on
@@ -88,6 +100,12 @@ func (o Options) withDefaults() Options {
 	if o.MaxPreparedStatements <= 0 {
 		o.MaxPreparedStatements = DefaultMaxPreparedStatements
 	}
+	if o.MaxPreparedPerClient <= 0 {
+		o.MaxPreparedPerClient = DefaultMaxPreparedPerClient
+	}
+	if o.MaxConcurrentPerClient <= 0 {
+		o.MaxConcurrentPerClient = DefaultMaxConcurrentPerClient
+	}
 	if o.PreparedStatementIdle <= 0 {
 		o.PreparedStatementIdle = DefaultPreparedStatementIdle
 	}
@@ -112,7 +130,10 @@ type Server struct {
 	opts     Options
 	tickets  *ticketSigner
 	prepared *preparedStore
+	slots    *statementSlots
 	grpc     *grpc.Server
+	// service is the Flight service registered with grpc (Extend applied).
+	service flight.FlightServer
 	// sqlInfoIDs are the GetSqlInfo ids registered with BaseServer.
 	sqlInfoIDs map[uint32]bool
 	now        func() time.Time
@@ -131,10 +152,12 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 		now:     time.Now,
 	}
 	s.BaseServer.Alloc = opts.Alloc
-	s.prepared = newPreparedStore(opts.MaxPreparedStatements, opts.PreparedStatementIdle, func() time.Time { return s.now() })
+	s.prepared = newPreparedStore(opts.MaxPreparedStatements, opts.MaxPreparedPerClient, opts.PreparedStatementIdle, func() time.Time { return s.now() })
+	s.slots = newStatementSlots(opts.MaxConcurrentPerClient)
 	s.registerSQLInfo()
 	s.grpc = grpc.NewServer(
 		grpc.MaxRecvMsgSize(opts.MaxRecvBytes),
+		grpc.StatsHandler(&connTracker{ended: s.connectionEnded}),
 		grpc.ChainUnaryInterceptor(unaryInterceptor, withSessionUnary),
 		grpc.ChainStreamInterceptor(streamInterceptor, withSessionStream),
 	)
@@ -142,6 +165,14 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 	if opts.Extend != nil {
 		svc = opts.Extend(svc)
 	}
+	s.service = svc
 	flight.RegisterFlightServiceServer(s.grpc, svc)
 	return s
+}
+
+// connectionEnded forgets a client whose connection closed: its prepared statements are
+// closed, its statement count dropped.
+func (s *Server) connectionEnded(id clientID) {
+	s.prepared.dropClient(id)
+	s.slots.forget(id)
 }

@@ -28,6 +28,11 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 	if err := noTransaction(cmd.GetTransactionId()); err != nil {
 		return nil, err
 	}
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	query := cmd.GetQuery()
 	if opts, ok, err := epochOptions(ctx, query); err != nil || ok {
 		if err != nil {
@@ -98,8 +103,18 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 		if err != nil {
 			return nil, nil, err
 		}
-		return rdr.Schema(), s.streamResults(ctx, rdr.Schema(), rdr, 1, nil), nil
+		return rdr.Schema(), s.streamResults(ctx, rdr.Schema(), rdr, 1, nil, nil), nil
 	}
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	streaming := false
+	defer func() {
+		if !streaming { // an error or a panic before the stream took the slot over
+			release()
+		}
+	}()
 	ctx, done := s.statementContext(ctx)
 	var res *engine.Result
 	if st := t.stage; st != nil {
@@ -121,7 +136,8 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 	}
 	// The stream sends on the call's own context, so that a statement stopped by its timeout
 	// still reports why; the statement's context ends with the reader.
-	return rdr.Schema(), s.streamResults(stream, rdr.Schema(), &endHook{RecordReader: rdr, end: done}, 1, nil), nil
+	streaming = true
+	return rdr.Schema(), s.streamResults(stream, rdr.Schema(), &endHook{RecordReader: rdr, end: done}, 1, nil, release), nil
 }
 
 // DoPutCommandStatementUpdate runs a statement and reports the rows it changed (-1 when the
@@ -130,6 +146,11 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd fsql.State
 	if err := noTransaction(cmd.GetTransactionId()); err != nil {
 		return 0, err
 	}
+	release, err := s.slots.acquire(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
 	ctx, done := s.statementContext(ctx)
 	defer done()
 	return s.runUpdate(ctx, cmd.GetQuery(), nil)

@@ -24,8 +24,9 @@ type readerFunc func(ctx context.Context, i int) (array.RecordReader, error)
 // for i in [1, count), on the returned channel, split so that no batch exceeds maxBytes. Every
 // result must have schema. The goroutine stops as soon as ctx ends (the client went away), and
 // releases every reader and every batch it did not hand over; arrow-go's DoGet releases the
-// batches it received. The channel is closed when the goroutine ends.
-func (s *Server) streamResults(ctx context.Context, schema *arrow.Schema, first array.RecordReader, count int, more readerFunc) <-chan flight.StreamChunk {
+// batches it received. The channel is closed when the goroutine ends, after done (when not
+// nil) was called: a client that read the stream to its end sees done's effect.
+func (s *Server) streamResults(ctx context.Context, schema *arrow.Schema, first array.RecordReader, count int, more readerFunc, done func()) <-chan flight.StreamChunk {
 	ch := make(chan flight.StreamChunk)
 	s.streams.n.Add(1)
 	send := func() error {
@@ -58,6 +59,9 @@ func (s *Server) streamResults(ctx context.Context, schema *arrow.Schema, first 
 	safe.Spawn("result stream", send, func(err error) {
 		defer s.streams.n.Add(-1)
 		defer close(ch)
+		if done != nil {
+			defer done()
+		}
 		if err != nil {
 			sendErr(ctx, ch, err)
 		}

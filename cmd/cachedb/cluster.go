@@ -40,6 +40,7 @@ func newWorkerCommand() *cobra.Command {
 		listen, head, id, advertise, secret string
 		sources                             sourceOptions
 		statementTimeout, stageIdle         time.Duration
+		limits                              limitFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -63,7 +64,7 @@ func newWorkerCommand() *cobra.Command {
 				return err
 			}
 			engCfg := engine.Config{NoDemo: true, Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, StageIdle: stageIdle}
-			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, []byte(secret), statementTimeout)
+			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, []byte(secret), statementTimeout, limits)
 			if err != nil {
 				return err
 			}
@@ -85,6 +86,7 @@ func newWorkerCommand() *cobra.Command {
 	f.DurationVar(&statementTimeout, "statement-timeout", 0, statementTimeoutUsage)
 	f.DurationVar(&stageIdle, "stage-idle", engine.DefaultStageIdle, stageIdleUsage)
 	sources.register(cmd)
+	limits.register(cmd)
 	return cmd
 }
 
@@ -102,7 +104,7 @@ type worker struct {
 // registering with head. An empty id defaults to HOSTNAME:PORT; an empty advertise to the
 // listener's address (the hostname replacing an unspecified host). The node runs until ctx
 // ends or stop is called.
-func startWorker(ctx context.Context, listen, head, id, advertise string, cfg engine.Config, key []byte, statementTimeout time.Duration) (*worker, error) {
+func startWorker(ctx context.Context, listen, head, id, advertise string, cfg engine.Config, key []byte, statementTimeout time.Duration, limits limitFlags) (*worker, error) {
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, fmt.Errorf("data node listening on %s: %w", listen, err)
@@ -126,7 +128,7 @@ func startWorker(ctx context.Context, listen, head, id, advertise string, cfg en
 	// The boot ID tells the head this process from an earlier one under the same ID.
 	bootID := cluster.NewBootID()
 	node := cluster.NodeConfig{ID: id, Version: version, BootID: bootID, Key: key, Store: eng, Shuffles: eng}
-	srv := flightsql.NewServer(eng, flightsql.Options{Version: version, TicketKey: key, Extend: cluster.NodeActions(node), StatementTimeout: statementTimeout})
+	srv := flightsql.NewServer(eng, limits.apply(flightsql.Options{Version: version, TicketKey: key, Extend: cluster.NodeActions(node), StatementTimeout: statementTimeout}))
 	w := &worker{id: id, srv: srv, agent: make(chan error, 1), served: make(chan error, 1)}
 	safe.Spawn("data node server", func() error { return w.srv.Serve(lis) }, func(err error) { w.served <- err })
 	slog.Info("cachedb worker listening on "+lis.Addr().String(), "node", id, "addr", advertise, "head", head)

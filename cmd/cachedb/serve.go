@@ -58,6 +58,7 @@ type serverFlags struct {
 	statementTimeout time.Duration
 	// stageIdle is engine.Config.StageIdle, for the head and in-process data nodes.
 	stageIdle time.Duration
+	limits    limitFlags
 }
 
 func (s *serverFlags) register(cmd *cobra.Command) {
@@ -67,6 +68,7 @@ func (s *serverFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&s.noDemo, "no-demo", false, "start without the in-memory demo table")
 	f.BoolVar(&s.noPushdown, "no-pushdown", false, "scans read whole tables (all columns, no filter pushdown): a baseline for measurements")
 	s.sources.register(cmd)
+	s.limits.register(cmd)
 	f.StringVar(&s.secret, "cluster-secret", "", "key the head signs tickets with and data nodes verify them with; the same on every node (prefer CACHEDB_CLUSTER_SECRET; default: random, for in-process data nodes only)")
 	f.DurationVar(&s.cluster.HeartbeatInterval, "heartbeat-interval", cluster.DefaultHeartbeatInterval, "how often data nodes are told to heartbeat")
 	f.DurationVar(&s.cluster.SuspectAfter, "suspect-after", cluster.DefaultSuspectAfter, "silence after which a data node is suspect: no new work goes to it, nothing it holds moves")
@@ -111,7 +113,7 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	return serve(ctx, listen, engine.Config{
 		CatalogName: s.catalog, NoDemo: s.noDemo, NoPushdown: s.noPushdown,
 		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, StageIdle: s.stageIdle,
-	}, s.cluster, ticketKey(s.secret), workers, s.statementTimeout)
+	}, s.cluster, ticketKey(s.secret), workers, s.statementTimeout, s.limits)
 }
 
 // ticketKey is the key statement tickets are signed with: the cluster secret, or a random key
@@ -129,7 +131,7 @@ func ticketKey(secret string) []byte {
 // membership actions mounted on it and the system catalog among its sources, plus workers
 // in-process data nodes registered with it over Flight. It logs the address once the listener
 // accepts connections, so a supervisor (or a test) can wait for that line.
-func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.Config, key []byte, workers int, statementTimeout time.Duration) error {
+func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.Config, key []byte, workers int, statementTimeout time.Duration, limits limitFlags) error {
 	// datasets is set before the server accepts registrations, so before any event.
 	var datasets *cluster.Datasets
 	ccfg.OnChange = func(e cluster.Event) {
@@ -157,12 +159,12 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", listen, err)
 	}
-	srv := flightsql.NewServer(eng, flightsql.Options{
+	srv := flightsql.NewServer(eng, limits.apply(flightsql.Options{
 		Version: version, Extend: cluster.NewActions(members, key).Wrap,
 		TicketKey: key, DataNodes: func() []string { return aliveAddrs(members) },
 		ReachableNodes:   func() []string { return cluster.Addrs(cluster.ReachableNodes(members.Nodes())) },
 		StatementTimeout: statementTimeout,
-	})
+	}))
 	served := make(chan error, 1)
 	safe.Spawn("Flight SQL server", func() error { return srv.Serve(lis) }, func(err error) { served <- err })
 	addr := lis.Addr().String()
@@ -176,7 +178,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	}, nil)
 	var nodes []*worker
 	for range workers {
-		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "", nodeCfg, key, statementTimeout)
+		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "", nodeCfg, key, statementTimeout, limits)
 		if err != nil {
 			err = fmt.Errorf("starting an in-process data node: %w", err)
 			stop(nodes, srv)
