@@ -65,30 +65,12 @@ func weekdayOf(day int64, sundayFirst bool) int64 {
 	return floorMod(day+3, 7)
 }
 
+// resolveDatePart resolves a function of one date argument to the BIGINT f computes from its
+// civil date and its day number.
 func resolveDatePart(name string, f func(c civil, day int64) int64) ScalarResolver {
-	return func(types []arrow.DataType) (Kernel, arrow.DataType, error) {
-		if err := checkArity(name, types, 1, 1); err != nil {
-			return nil, nil, err
-		}
-		if !isDateTimeArg(types[0]) {
-			return nil, nil, errs.Invalidf("function %s does not apply to values of type %s", name, types[0])
-		}
-		k := func(ctx context.Context, tc *TaskContext, args []arrow.Array, n int) (arrow.Array, error) {
-			r, release, err := readDateTime(ctx, tc, args[0])
-			if err != nil {
-				return nil, err
-			}
-			defer release()
-			return buildInts(tc, n, func(i int) (int64, bool) {
-				us, _, ok := r(i)
-				if !ok {
-					return 0, false
-				}
-				return f(civilOf(us), floorDiv(us, usPerDay)), true
-			})
-		}
-		return k, arrow.PrimitiveTypes.Int64, nil
-	}
+	return dateFunc(name, arrow.PrimitiveTypes.Int64, func(us int64, _ bool) (int64, bool) {
+		return f(civilOf(us), floorDiv(us, usPerDay)), true
+	})
 }
 
 func resolveTimePart(name string, f func(us int64) int64) ScalarResolver {
