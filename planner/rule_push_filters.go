@@ -24,6 +24,9 @@ func (r PushFilters) pushNode(p Plan) (Plan, bool) {
 
 func (r PushFilters) pushFilter(f *Filter) (Plan, bool) {
 	conds := conjuncts(f.Cond)
+	if factored, ok := factorDisjunctions(conds); ok {
+		return &Filter{Input: f.Input, Cond: and(factored...)}, true
+	}
 	switch in := f.Input.(type) {
 	case *Filter:
 		return &Filter{Input: in.Input, Cond: and(append(conjuncts(in.Cond), conds...)...)}, true
@@ -123,6 +126,11 @@ func (r PushFilters) pushIntoJoin(j *Join, conds []Expr, f *Filter) (Plan, bool)
 func (r PushFilters) pushJoinCondition(j *Join) (Plan, bool) {
 	if j.On == nil || j.Kind == NullAwareAntiJoin {
 		return j, false
+	}
+	if factored, ok := factorDisjunctions(conjuncts(j.On)); ok {
+		nj := *j
+		nj.On = and(factored...)
+		return &nj, true
 	}
 	left, right := SchemaIDs(j.Left.Schema()), SchemaIDs(j.Right.Schema())
 	var toLeft, toRight, keep []Expr

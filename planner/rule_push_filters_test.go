@@ -52,3 +52,32 @@ func TestPushFiltersLeavesSubqueryConditionsInPlace(t *testing.T) {
 		t.Fatalf("a subquery condition must not be pushed into the scan:\n%s", Format(p))
 	}
 }
+
+// TPC-H Q19's shape: the join condition repeated in every branch of an OR must become the
+// join's key, not a cross join filtered row by row.
+func TestPushFiltersFactorsTermsSharedByEveryBranchOfAnOr(t *testing.T) {
+	b := newPlanBuilder(t)
+	t1, t2 := b.scan("t1"), b.scan("t2")
+	key := func() Expr { return cmp("=", col(t1.Columns[0]), col(t2.Columns[0])) }
+	cond := or(
+		and(key(), cmp(">", col(t1.Columns[1]), lit(1)), cmp("<", col(t2.Columns[1]), lit(2))),
+		and(cmp(">", col(t1.Columns[1]), lit(5)), key()),
+	)
+	p := OptimizeWith(&Filter{Input: crossJoin(t1, t2), Cond: cond}, []Rule{PushFilters{}})
+	assertPlan(t, p, `
+Join: inner on ((a#1 = a#4) and (((b#2 > 1) and (b#5 < 2)) or (b#2 > 5)))
+  Scan: t1 columns=[a#1, b#2, c#3]
+  Scan: t2 columns=[a#4, b#5, c#6]`)
+}
+
+func TestPushFiltersFactorsAnOrBranchThatIsOnlySharedTerms(t *testing.T) {
+	b := newPlanBuilder(t)
+	t1 := b.scan("t1")
+	cond := or(
+		and(cmp(">", col(t1.Columns[0]), lit(1)), cmp("<", col(t1.Columns[1]), lit(2))),
+		cmp(">", col(t1.Columns[0]), lit(1)),
+	)
+	p := OptimizeWith(&Filter{Input: t1, Cond: cond}, []Rule{PushFilters{}})
+	assertPlan(t, p, `
+Scan: t1 columns=[a#1, b#2, c#3] filters=[(a#1 > 1)]`)
+}

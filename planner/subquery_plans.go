@@ -3,8 +3,15 @@ package planner
 // mapSubqueryPlans returns p with f applied to the plan of every subquery expression held by
 // p's nodes (not recursively: f is expected to recurse itself).
 func mapSubqueryPlans(p Plan, f func(Plan) Plan) Plan {
+	// A node holding a subquery reports itself changed, so that transformUp rebuilds its
+	// ancestors around the copy; otherwise the mapped plans below the root would be dropped.
 	out, _ := transformUp(p, func(n Plan) (Plan, bool) {
-		return mapNodeExprs(n, func(e Expr) Expr { return mapExprSubqueries(e, f) }), false
+		held := false
+		m := mapNodeExprs(n, func(e Expr) Expr {
+			held = held || HasSubquery(e)
+			return mapExprSubqueries(e, f)
+		})
+		return m, held
 	})
 	return out
 }
