@@ -26,10 +26,15 @@ func (d Decorrelate) Rewrite(p Plan) (Plan, bool) {
 		}
 		input := f.Input
 		var keep []Expr
-		changed := false
+		changed, widened := false, false
 		for _, c := range conjuncts(f.Cond) {
 			if j := d.toJoin(input, c); j != nil {
 				input, changed = j, true
+				continue
+			}
+			if j, replaced := scalarToJoin(input, c); j != nil {
+				input, changed, widened = j, true, true
+				keep = append(keep, replaced)
 				continue
 			}
 			keep = append(keep, c)
@@ -37,7 +42,12 @@ func (d Decorrelate) Rewrite(p Plan) (Plan, bool) {
 		if !changed {
 			return p, false
 		}
-		return wrapFilter(input, keep), true
+		out := wrapFilter(input, keep)
+		if widened {
+			// The joined aggregates are not the filter's columns: project them away.
+			out = passThrough(out, f.Input.Schema())
+		}
+		return out, true
 	})
 }
 
@@ -158,6 +168,15 @@ func splitCorrelated(p Plan, outer map[ColumnID]bool) (body Plan, corr []Expr, o
 		body = &pr
 	}
 	return body, corr, true
+}
+
+// passThrough projects p onto the columns of schema (all of which p has), keeping their IDs.
+func passThrough(p Plan, schema Schema) Plan {
+	exprs := make([]Expr, len(schema))
+	for i, c := range schema {
+		exprs[i] = &ColumnRef{ID: c.ID, Name: c.Name, T: c.Type}
+	}
+	return &Project{Input: p, Exprs: exprs, Columns: append(Schema(nil), schema...)}
 }
 
 func orTrue(e Expr) Expr {
