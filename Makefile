@@ -36,6 +36,7 @@ help:
 	@echo "make bench-cluster  datasets and divided queries on 1, 2 and 4 data nodes vs reading Iceberg"
 	@echo "make bench-training training epochs into torch tensors vs raw Flight and vs re-reading Parquet"
 	@echo "make bench-membership [MINUTES=10]  a busy, throttled, stopped and killed data node: what moves"
+	@echo "make bench-tpch [SF=1]  the 22 TPC-H queries on cachedb over Iceberg vs DuckDB, answers checked"
 	@echo "make bench-planning planning time of hostile statement shapes at n and 10n"
 	@echo "make lint         gofmt, go vet, staticcheck"
 	@echo "make fuzz         FUZZ_TIME (10m) of one fuzz target, FUZZ_TARGET=package:Target (default engine:FuzzSQL)"
@@ -118,6 +119,16 @@ bench-training: build python-client
 MINUTES ?= 10
 bench-membership: build
 	$(PYTHON) bench/membership/main.py --no-build --minutes $(MINUTES)
+
+# The 22 TPC-H queries at scale factor SF on cachedb over Iceberg tables (serve, and with 2 data
+# nodes) vs DuckDB on the same Parquet; every answer is checked. Data is generated once per SF with
+# tpchgen-cli and cached under ~/.cache/cachedb/tpch. Writes bench/results/tpch.json.
+.PHONY: bench-tpch
+SF ?= 1
+TPCH_RUNS ?= 3
+TPCH_TIMEOUT ?= 120
+bench-tpch: build
+	$(PYTHON) bench/tpch/main.py --sf $(SF) --runs $(TPCH_RUNS) --timeout $(TPCH_TIMEOUT)
 
 .PHONY: bench-assign
 bench-assign:

@@ -13,6 +13,8 @@ tests/python/requirements.txt) stays as it is. For a scale factor SF, `prepare(S
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import pathlib
 import shutil
@@ -63,6 +65,25 @@ def prepare(sf: float, root: pathlib.Path | None = None, log=print) -> pathlib.P
     d = sf_dir(sf, root)
     if (d / ".done").exists():
         return d
+    d.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(d.parent / f".{d.name}.lock"):
+        if (d / ".done").exists():  # another process prepared it meanwhile
+            return d
+        return _prepare(sf, d, log)
+
+
+@contextlib.contextmanager
+def _locked(path: pathlib.Path):
+    """An exclusive lock on path, so that concurrent runs prepare a scale factor once."""
+    with open(path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _prepare(sf: float, d: pathlib.Path, log) -> pathlib.Path:
     if d.exists():
         shutil.rmtree(d)
     pq_dir = d / "parquet"

@@ -126,7 +126,7 @@ def main() -> int:
     duck = data.duckdb_connection(d)
     for q, sql in qs.items():
         try:
-            answer, secs = measure(lambda: duck.execute(sql).fetch_arrow_table(), args.runs, args.warmup)
+            answer, secs = measure(lambda: duck.execute(sql).to_arrow_table(), args.runs, args.warmup)
             want[q] = {"answer": answer, "seconds": secs}
         except Exception as e:  # noqa: BLE001
             want[q] = first_line(e)
