@@ -55,6 +55,7 @@ type binder struct {
 	lastID    planner.ColumnID
 	numParams int
 	viewDepth int       // nesting of view expansions in progress
+	ctes      []*cte    // common table expressions in scope, innermost last
 	now       time.Time // statement time, fixed at first use (statementTime)
 	// wide maps each cast widenQuotients made back to the full-precision value it narrows.
 	wide    map[*planner.Cast]planner.Expr

@@ -48,7 +48,7 @@ func TestBindErrors(t *testing.T) {
 		{"alter table t1 add column z int", "unsupported", "ALTER"},
 		{"create trigger tr after update on t1 for each row begin delete from t1; end", "unsupported", "trigger bodies are not supported"},
 		{"select sum(a) over () from t1", "unsupported", "window"},
-		{"with x as (select 1) select * from x", "unsupported", "WITH"},
+		{"with recursive x as (select 1) select * from x", "unsupported", "WITH RECURSIVE"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.sql, func(t *testing.T) {

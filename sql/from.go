@@ -102,6 +102,12 @@ func (b *binder) aliasedTable(t *sqlparser.AliasedTableExpr, sc *scope) (planner
 		if sc.hasTable(alias) {
 			return nil, errs.Invalidf("Not unique table/alias: '%s'", alias)
 		}
+		if c := b.lookupCTE(e.Name.String()); c != nil && e.Qualifier.IsEmpty() {
+			if len(t.Columns) > 0 {
+				return nil, errs.Unsupportedf("column aliases on table %s are not supported", name)
+			}
+			return b.cteTable(c, alias, sc)
+		}
 		if p, err := b.view(name, alias, sc); p != nil || err != nil {
 			return p, err
 		}

@@ -52,9 +52,12 @@ type selectBlock struct {
 // selectStmt binds one SELECT: FROM → WHERE → (GROUP BY / aggregates → HAVING) → projection
 // → DISTINCT → ORDER BY → LIMIT, and a last projection dropping hidden ORDER BY columns.
 func (b *binder) selectStmt(sel *sqlparser.Select, outer *scope) (planner.Plan, error) {
+	endWith, err := b.with(sel.With)
+	if err != nil {
+		return nil, err
+	}
+	defer endWith()
 	switch {
-	case sel.With != nil:
-		return nil, errs.Unsupportedf("WITH (common table expressions) is not supported")
 	case sel.Into != nil:
 		return nil, errs.Unsupportedf("SELECT … INTO is not supported")
 	case len(sel.Windows) > 0:

@@ -15,9 +15,11 @@ import (
 // each column across inputs. ORDER BY and LIMIT apply to the whole union; ORDER BY names or
 // positions refer to its output columns.
 func (b *binder) union(u *sqlparser.Union, outer *scope) (planner.Plan, error) {
-	if u.With != nil {
-		return nil, errs.Unsupportedf("WITH (common table expressions) is not supported")
+	endWith, err := b.with(u.With)
+	if err != nil {
+		return nil, err
 	}
+	defer endWith()
 	if u.Into != nil {
 		return nil, errs.Unsupportedf("UNION … INTO is not supported")
 	}

@@ -1,3 +1,15 @@
+with revenue0 (supplier_no, total_revenue) as (
+	select
+		l_suppkey,
+		sum(l_extendedprice * (1 - l_discount))
+	from
+		lineitem
+	where
+		l_shipdate >= DATE '1996-01-01'
+		and l_shipdate < DATE '1996-01-01' + INTERVAL 3 MONTH
+	group by
+		l_suppkey
+)
 select
 	s_suppkey,
 	s_name,
@@ -6,36 +18,14 @@ select
 	total_revenue
 from
 	supplier,
-	(
-		select
-			l_suppkey as supplier_no,
-			sum(l_extendedprice * (1 - l_discount)) as total_revenue
-		from
-			lineitem
-		where
-			l_shipdate >= DATE '1996-01-01'
-			and l_shipdate < DATE '1996-01-01' + INTERVAL 3 MONTH
-		group by
-			l_suppkey
-	) as revenue0
+	revenue0
 where
 	s_suppkey = supplier_no
 	and total_revenue = (
 		select
 			max(total_revenue)
 		from
-			(
-				select
-					l_suppkey as supplier_no,
-					sum(l_extendedprice * (1 - l_discount)) as total_revenue
-				from
-					lineitem
-				where
-					l_shipdate >= DATE '1996-01-01'
-					and l_shipdate < DATE '1996-01-01' + INTERVAL 3 MONTH
-				group by
-					l_suppkey
-			) as revenue1
+			revenue0
 	)
 order by
 	s_suppkey
