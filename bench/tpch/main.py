@@ -1,11 +1,11 @@
 """The 22 TPC-H queries on cachedb over Iceberg tables, checked against DuckDB on the same data.
 
 For a scale factor (--sf, default 1) the data is generated once with tpchgen-cli and cached
-(see data.py). For each configuration (`cachedb serve` alone, and with --workers data nodes)
+(see tpch_data.py). For each configuration (`cachedb serve` alone, and with --workers data nodes)
 a server is started on a config naming the SQL catalog; each query in queries/qNN.sql (the
 standard text with the spec's validation parameters, MySQL date syntax) runs --warmup untimed
 and --runs timed times, each bounded by the server's --statement-timeout; the first answer is
-compared with DuckDB's over the generator's Parquet files (compare.py). Prints a table and
+compared with DuckDB's over the generator's Parquet files (tpch_compare.py). Prints a table and
 writes bench/results/tpch.json. Exits 1 when any query fails or answers differently.
 A benchmark: nothing asserts a speed.
 """
@@ -13,7 +13,6 @@ A benchmark: nothing asserts a speed.
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import datetime
 import json
 import pathlib
@@ -24,13 +23,13 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.append(str(HERE.parent / "iceberg"))  # procs; after HERE: it has a data.py too
+sys.path.append(str(HERE.parent / "iceberg"))  # procs
 
 import adbc_driver_flightsql.dbapi as flightsql  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
-import compare  # noqa: E402
-import data  # noqa: E402
+import tpch_compare as compare  # noqa: E402
+import tpch_data as data  # noqa: E402
 from procs import REPO_ROOT, Cachedb  # noqa: E402
 
 QUERIES = HERE / "queries"

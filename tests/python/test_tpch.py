@@ -1,6 +1,6 @@
 """The 22 TPC-H queries (bench/tpch/queries) at scale factor 0.01 on cachedb over Iceberg
 tables, with and without data nodes, each answer checked against DuckDB's over the same
-Parquet files (bench/tpch/compare.py: numbers within 1e-6 relative or cachedb's decimal
+Parquet files (bench/tpch/tpch_compare.py: numbers within 1e-6 relative or cachedb's decimal
 precision, order where the query orders).
 
 The data is generated once per machine with tpchgen-cli (installed from PyPI into
@@ -19,8 +19,8 @@ from servers import CachedbProcess
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench" / "tpch"))
 
-import compare  # noqa: E402
-import data as tpch_data  # noqa: E402
+import tpch_compare as compare  # noqa: E402
+import tpch_data  # noqa: E402
 
 SF = 0.01
 QUERIES = {p.stem: p.read_text() for p in sorted((pathlib.Path(tpch_data.__file__).parent / "queries").glob("q*.sql"))}
