@@ -93,6 +93,10 @@ type Prepared struct {
 	Schema *arrow.Schema
 	// NumParams is the number of ? placeholders.
 	NumParams int
+	// ParamTypes types each placeholder from where it stands (sql.BindPrepare). Schema is the
+	// result of values of these types: convert values to them before Execute, so the rows
+	// match Schema.
+	ParamTypes []arrow.DataType
 	// Pins are the versions of the versioned (Iceberg) tables the statement resolved; run it
 	// with them in its Session to read the same snapshots.
 	Pins map[string]string

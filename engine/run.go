@@ -176,7 +176,7 @@ func (e *Engine) prepare(ctx context.Context, sqlText string) (*Prepared, error)
 	if err != nil {
 		return nil, err
 	}
-	stmt, err := e.bind(ctx, sqlText, tables, nil)
+	stmt, types, err := sql.BindPrepare(sql.WithLimits(ctx, e.cfg.Limits), sqlText, tables)
 	if err == nil {
 		err = stopped(ctx)
 	}
@@ -189,6 +189,7 @@ func (e *Engine) prepare(ctx context.Context, sqlText string) (*Prepared, error)
 		}
 	}
 	prep := preparedOf(stmt)
+	prep.ParamTypes = types
 	prep.Pins = tables.Pins()
 	if prep.IsQuery {
 		e.countDatasetReads(prep.Pins)
@@ -246,14 +247,8 @@ func preparedOf(stmt planner.Statement) *Prepared {
 		return &Prepared{IsQuery: true, Schema: planner.OutputSchema(s.Plan), NumParams: s.NumParams}
 	case *planner.Explain:
 		return &Prepared{IsQuery: true, Schema: explainSchema, NumParams: s.Query.NumParams}
-	case *planner.Insert:
-		return &Prepared{NumParams: s.Source.NumParams}
-	case *planner.CreateTable:
-		if s.AsSelect != nil {
-			return &Prepared{NumParams: s.AsSelect.NumParams}
-		}
 	}
-	return &Prepared{}
+	return &Prepared{NumParams: planner.NumParams(stmt)}
 }
 
 // runToBatches executes a query to completion and returns its batches (the caller releases

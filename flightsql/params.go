@@ -1,24 +1,67 @@
 package flightsql
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	"github.com/cachedb/cachedb/internal/errs"
 )
 
-// parameterSchema describes n ? placeholders. Their types are not known before binding, so
-// each is a nullable null-typed field: clients may bind any Arrow type.
-func parameterSchema(n int) *arrow.Schema {
-	fields := make([]arrow.Field, n)
-	for i := range fields {
-		fields[i] = arrow.Field{Name: "parameter_" + strconv.Itoa(i+1), Type: arrow.Null, Nullable: true}
+// parameterSchema describes a statement's ? placeholders with the types the engine inferred
+// for them (engine.Prepared.ParamTypes), so that clients that build their bind vectors from it
+// (the JDBC driver) can bind values. Values of other types are converted (coerceParameterRows).
+func parameterSchema(types []arrow.DataType) *arrow.Schema {
+	fields := make([]arrow.Field, len(types))
+	for i, t := range types {
+		fields[i] = arrow.Field{Name: "parameter_" + strconv.Itoa(i+1), Type: t, Nullable: true}
 	}
 	return arrow.NewSchema(fields, nil)
+}
+
+// coerceParameterRows converts every bound value to its placeholder's type, so that a run
+// produces the result schema the statement declared. A value that does not convert (text that
+// is no number, a number out of range) is an InvalidInput error naming the parameter.
+func coerceParameterRows(rows [][]scalar.Scalar, types []arrow.DataType) error {
+	for r, row := range rows {
+		for c, v := range row {
+			if c >= len(types) || arrow.TypeEqual(v.DataType(), types[c]) {
+				continue
+			}
+			if !v.IsValid() {
+				row[c] = scalar.MakeNullScalar(types[c])
+				continue
+			}
+			conv, err := castScalar(v, types[c])
+			if err != nil {
+				return errs.Invalidf("parameter %d of row %d: %s value %s cannot be converted to %s, the parameter's type", c+1, r+1, v.DataType(), v, types[c])
+			}
+			row[c] = conv
+		}
+	}
+	return nil
+}
+
+// castScalar casts one value with the engine's Arrow cast kernels (safe: no overflow or
+// truncation).
+func castScalar(v scalar.Scalar, to arrow.DataType) (scalar.Scalar, error) {
+	arr, err := scalar.MakeArrayFromScalar(v, 1, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	defer arr.Release()
+	out, err := compute.CastArray(context.Background(), arr, compute.SafeCastOptions(to))
+	if err != nil {
+		return nil, err
+	}
+	defer out.Release()
+	return scalar.GetScalar(out, 0)
 }
 
 // readParameterRows reads every parameter batch a client sent and returns one row of scalars

@@ -12,7 +12,7 @@ import (
 )
 
 // CreatePreparedStatement binds a statement without running it and returns a handle, the
-// result schema (queries only), a parameter schema with one null-typed field per ? and whether
+// result schema (queries only), a parameter schema with the inferred type of each ? and whether
 // the statement is an update.
 func (s *Server) CreatePreparedStatement(ctx context.Context, req fsql.ActionCreatePreparedStatementRequest) (fsql.ActionCreatePreparedStatementResult, error) {
 	var res fsql.ActionCreatePreparedStatementResult
@@ -29,7 +29,7 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req fsql.ActionCre
 	}
 	isUpdate := !prep.IsQuery
 	res.Handle = handle
-	res.ParameterSchema = parameterSchema(prep.NumParams)
+	res.ParameterSchema = parameterSchema(prep.ParamTypes)
 	res.IsUpdate = &isUpdate
 	if prep.IsQuery {
 		res.DatasetSchema = prep.Schema
@@ -52,6 +52,9 @@ func (s *Server) DoPutPreparedStatementQuery(_ context.Context, cmd fsql.Prepare
 		return nil, err
 	}
 	rows, err := readParameterRows(rdr, ps.info.NumParams)
+	if err == nil {
+		err = coerceParameterRows(rows, ps.info.ParamTypes)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -184,6 +187,9 @@ func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd fsql.Prep
 	}
 	defer release()
 	rows, err := readParameterRows(rdr, ps.info.NumParams)
+	if err == nil {
+		err = coerceParameterRows(rows, ps.info.ParamTypes)
+	}
 	if err != nil {
 		return 0, err
 	}

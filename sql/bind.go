@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"vitess.io/vitess/go/vt/sqlparser"
 
@@ -24,13 +25,28 @@ import (
 // The statement must be within the Limits ctx carries (WithLimits; DefaultLimits otherwise):
 // errs.ResourceExhausted otherwise. Binding stops with ctx's error when ctx ends.
 func Bind(ctx context.Context, text string, cat catalog.Catalog, params []scalar.Scalar) (planner.Statement, error) {
-	limits := limitsOf(ctx)
-	if err := limits.checkText(text); err != nil {
+	return (&binder{ctx: ctx, cat: cat, params: params}).bindText(text)
+}
+
+// bindText binds text with a fresh binder that shares b's catalog, parameter values and
+// parameter types; the placeholder hints it gathers are added to b's.
+func (b *binder) bindText(text string) (planner.Statement, error) {
+	nb := &binder{ctx: b.ctx, cat: b.cat, params: b.params, paramTypes: b.paramTypes, limits: limitsOf(b.ctx)}
+	defer func() {
+		for i, t := range nb.paramHints {
+			b.hintParam(i, t)
+		}
+	}()
+	return nb.bind(text)
+}
+
+// bind parses text and binds it with b, a binder not used before.
+func (b *binder) bind(text string) (planner.Statement, error) {
+	if err := b.limits.checkText(text); err != nil {
 		return nil, err
 	}
 	stmt, err := parse(text)
 	if err != nil {
-		b := &binder{ctx: ctx, cat: cat, params: params, limits: limits}
 		if q, ok, serr := b.setOperation(text); ok {
 			return q, serr
 		}
@@ -42,21 +58,24 @@ func Bind(ctx context.Context, text string, cat catalog.Catalog, params []scalar
 		}
 		return nil, err
 	}
-	b := &binder{ctx: ctx, cat: cat, params: params, limits: limits}
 	return b.statement(stmt, text)
 }
 
 // binder holds the state of binding one statement: the column ID allocator (IDs are unique
 // within the statement) and the placeholders seen so far.
 type binder struct {
-	ctx       context.Context
-	cat       catalog.Catalog
-	params    []scalar.Scalar
-	lastID    planner.ColumnID
-	numParams int
-	viewDepth int       // nesting of view expansions in progress
-	ctes      []*cte    // common table expressions in scope, innermost last
-	now       time.Time // statement time, fixed at first use (statementTime)
+	ctx    context.Context
+	cat    catalog.Catalog
+	params []scalar.Scalar
+	// paramTypes, when binding without values, type the placeholders (arrow.Null beyond it);
+	// paramHints collects types the syntax gives placeholders (LIMIT ?), for InferParamTypes.
+	paramTypes []arrow.DataType
+	paramHints map[int]arrow.DataType
+	lastID     planner.ColumnID
+	numParams  int
+	viewDepth  int       // nesting of view expansions in progress
+	ctes       []*cte    // common table expressions in scope, innermost last
+	now        time.Time // statement time, fixed at first use (statementTime)
 	// wide maps each cast widenQuotients made back to the full-precision value it narrows.
 	wide    map[*planner.Cast]planner.Expr
 	limits  Limits
@@ -69,6 +88,40 @@ type binder struct {
 func (b *binder) newID() planner.ColumnID {
 	b.lastID++
 	return b.lastID
+}
+
+// hintParam records a type the syntax gives placeholder i; the first hint wins.
+func (b *binder) hintParam(i int, t arrow.DataType) {
+	if b.paramHints == nil {
+		b.paramHints = map[int]arrow.DataType{}
+	}
+	if _, ok := b.paramHints[i]; !ok {
+		b.paramHints[i] = t
+	}
+}
+
+// BindPrepare binds a statement to be run later with parameter values, as Bind with nil params
+// does, and returns the type of each ? placeholder (planner.InferParamTypes). The statement
+// returned is bound with its placeholders so typed, so its result schema is the one a run with
+// values of those types produces; a run must therefore convert its values to these types.
+func BindPrepare(ctx context.Context, text string, cat catalog.Catalog) (planner.Statement, []arrow.DataType, error) {
+	b := &binder{ctx: ctx, cat: cat}
+	stmt, err := b.bindText(text)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := planner.NumParams(stmt)
+	if n == 0 {
+		return stmt, nil, nil
+	}
+	types := planner.InferParamTypes(stmt, n, b.paramHints)
+	typed, err := (&binder{ctx: ctx, cat: cat, paramTypes: types}).bindText(text)
+	if err != nil {
+		// The statement binds untyped but not typed (a placeholder's default type does not fit
+		// where it stands): report the untyped binding, whose parameters read as NULL.
+		return stmt, types, nil
+	}
+	return typed, types, nil
 }
 
 // statement dispatches on the statement kind.

@@ -131,7 +131,7 @@ func hasFieldFold(t catalog.Table, name string) bool {
 
 // subQuery binds the text of a generated SELECT with a fresh binder over the same catalog.
 func (b *binder) subQuery(text string) (*planner.Query, error) {
-	stmt, err := Bind(b.ctx, text, b.cat, b.params)
+	stmt, err := b.bindText(text)
 	if err != nil {
 		return nil, err
 	}

@@ -259,6 +259,9 @@ func (b *binder) param(a *sqlparser.Argument) (planner.Expr, error) {
 	idx := n - 1
 	b.numParams = max(b.numParams, n)
 	if b.params == nil {
+		if idx < len(b.paramTypes) {
+			return &planner.Param{Index: idx, T: b.paramTypes[idx]}, nil
+		}
 		return &planner.Param{Index: idx, T: arrow.Null}, nil
 	}
 	if idx >= len(b.params) {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"vitess.io/vitess/go/vt/sqlparser"
 
 	"github.com/cachedb/cachedb/internal/errs"
@@ -471,7 +472,8 @@ func (b *binder) limitValue(e sqlparser.Expr, unknown int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, ok := x.(*planner.Param); ok {
+	if p, ok := x.(*planner.Param); ok {
+		b.hintParam(p.Index, arrow.PrimitiveTypes.Int64)
 		return unknown, nil
 	}
 	if lit, ok := x.(*planner.Literal); ok && lit.Value.IsValid() {
