@@ -52,10 +52,12 @@ run: build
 test: test-servers test-go test-python test-slt test-fuzz
 
 # The servers the tests start: MinIO (built once per machine) and Apache Iceberg's REST catalog
-# (jars from Maven Central, fetched once). Both land under ~/.cache/cachedb.
+# (jars from Maven Central, fetched once), and the Flight SQL JDBC driver the JDBC client test
+# runs (one jar from Maven Central). All land under ~/.cache/cachedb.
 test-servers:
 	scripts/minio.sh install >/dev/null
 	scripts/iceberg-rest.sh install >/dev/null
+	scripts/jdbc-driver.sh install >/dev/null
 
 # CACHEDB_REQUIRE_ALL turns "not installed" skips into failures: test-servers installed them.
 test-go:
