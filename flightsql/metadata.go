@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
 
 	"github.com/cachedb/cachedb/catalog"
+	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
 )
 
@@ -64,7 +65,7 @@ func (s *Server) GetFlightInfoTables(_ context.Context, cmd fsql.GetTables, desc
 }
 
 // DoGetTables lists the tables that pass the filters, by catalog, schema and name, each with
-// its Arrow schema (IPC-serialized) when include_schema is set. A table that fails to load
+// its Arrow schema as queries return it (querySchema; IPC-serialized) when include_schema is set. A table that fails to load
 // (a missing metadata file, say) is listed without its schema rather than failing the call.
 func (s *Server) DoGetTables(ctx context.Context, cmd fsql.GetTables) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	schema := schema_ref.Tables
@@ -101,7 +102,7 @@ func (s *Server) DoGetTables(ctx context.Context, cmd fsql.GetTables) (*arrow.Sc
 						s.opts.Logger.Warn("load table", "catalog", c.Name(), "table", name, "err", err)
 						tableSchema = flight.SerializeSchema(arrow.NewSchema(nil, nil), s.opts.Alloc)
 					} else {
-						tableSchema = flight.SerializeSchema(t.Schema(), s.opts.Alloc)
+						tableSchema = flight.SerializeSchema(querySchema(t.Schema()), s.opts.Alloc)
 					}
 				}
 				b.Field(0).(*array.StringBuilder).Append(c.Name())
@@ -115,6 +116,18 @@ func (s *Server) DoGetTables(ctx context.Context, cmd fsql.GetTables) (*arrow.Sc
 		}
 	}
 	return s.oneBatch(b)
+}
+
+// querySchema is a table's schema with each column typed as a query reads it: scans widen
+// narrow integers and floats to the engine's canonical int64 and float64 (exec.CanonicalType),
+// so the types listed agree with the types SELECT * returns (a dataset stores narrow types too).
+func querySchema(s *arrow.Schema) *arrow.Schema {
+	fields := s.Fields()
+	for i := range fields {
+		fields[i].Type = exec.CanonicalType(fields[i].Type)
+	}
+	md := s.Metadata()
+	return arrow.NewSchema(fields, &md)
 }
 
 // matchingCatalogs returns the catalogs a catalog filter admits: no filter admits all, an empty

@@ -96,3 +96,15 @@ def test_integer_division_is_decimal(conn):
     assert str(table.column("q")[0].as_py()) == "0.3333"
     assert table.column("d").to_pylist() == [3]
     assert table.column("z").to_pylist() == [None]
+
+
+def test_listed_column_types_are_the_types_queries_return(conn):
+    """The metadata (GetTables with its schemas) types each column as SELECT returns it: an
+    Iceberg table's int and float columns are read as int64 and double, and listed so."""
+    listed = conn.adbc_get_table_schema("rides", catalog_filter="local", db_schema_filter="demo")
+    with conn.cursor() as cur:
+        cur.execute("SELECT * FROM demo.rides LIMIT 1")
+        returned = cur.fetch_arrow_table().schema
+    assert listed.names == returned.names
+    assert [str(f.type) for f in listed] == [str(f.type) for f in returned]
+    assert str(listed.field("passengers").type) == "int64" and str(listed.field("f0").type) == "double"
