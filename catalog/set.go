@@ -19,6 +19,8 @@ import (
 //   - "c.t", with c a catalog name: table t of catalog c (its default namespace).
 //   - "c.ns.t" (written `c.ns`.t, since MySQL names have two parts): namespace ns of catalog c.
 //   - "ns.t", with ns not a catalog name: namespace ns of the default source catalog.
+//   - A flat catalog (no namespaces) has the one schema "public", as Flight SQL metadata lists
+//     it: "c.public.t" is "c.t", and "public.t" a table of the primary catalog.
 //
 // Any of these may end in "@version" (a snapshot id, a timestamp, a branch or tag) for a source
 // catalog that keeps versions.
@@ -167,7 +169,15 @@ func (s *Set) Resolve(name string) (Catalog, string, error) {
 	}
 	qualifier, table := base[:dot], base[dot+1:]
 	first, rest, _ := strings.Cut(qualifier, ".")
+	if _, ok := s.Lookup(first); !ok && rest == "" && strings.EqualFold(first, PublicSchema) && version == "" {
+		// "public.t": the flat primary catalog's one schema, as metadata lists it.
+		return s.primary, table, nil
+	}
 	if c, ok := s.Lookup(first); ok {
+		if _, namespaced := c.(NamespacedCatalog); !namespaced && strings.EqualFold(rest, PublicSchema) {
+			// "c.public.t" names table t of flat catalog c, as metadata lists it.
+			rest = ""
+		}
 		if c == s.primary {
 			if rest != "" || version != "" {
 				return nil, "", errs.NotFoundf("Table '%s' doesn't exist", name)
@@ -206,7 +216,12 @@ func (s *Set) Table(ctx context.Context, name string) (Table, error) {
 			if dot := strings.LastIndexByte(base, '.'); dot >= 0 {
 				local = base[dot+1:]
 			}
-			return s.primary.Table(ctx, local+v)
+			t, err := s.primary.Table(ctx, local+v)
+			if errs.CategoryOf(err) == errs.NotFound {
+				// The generation is internal: name the table as the statement wrote it.
+				return nil, errs.NotFoundf("Table '%s' doesn't exist (it was dropped or replaced while the statement ran)", name)
+			}
+			return t, err
 		}
 		return s.table(ctx, base+version)
 	}

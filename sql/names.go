@@ -5,6 +5,7 @@ import (
 
 	"vitess.io/vitess/go/vt/sqlparser"
 
+	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/planner"
 )
@@ -55,7 +56,9 @@ func defaultAlias(tn sqlparser.TableName) string {
 // writableName returns the name of a table a statement creates or changes. Only the engine's
 // own catalog accepts writes; a name qualified with another catalog or a namespace is refused.
 func (b *binder) writableName(tn sqlparser.TableName) (string, error) {
-	if tn.Qualifier.IsEmpty() || strings.EqualFold(tn.Qualifier.String(), b.cat.Name()) {
+	q := tn.Qualifier.String()
+	if tn.Qualifier.IsEmpty() || strings.EqualFold(q, b.cat.Name()) || strings.EqualFold(q, b.cat.Name()+"."+catalog.PublicSchema) ||
+		strings.EqualFold(q, catalog.PublicSchema) {
 		return tn.Name.String(), nil
 	}
 	return "", errs.Unsupportedf("table %s is read-only: CREATE, INSERT, UPDATE, DELETE and DROP work on tables of catalog %s",
