@@ -138,14 +138,34 @@ func (s *Set) Primary() Catalog { return s.primary }
 // Catalogs lists every catalog, the primary first, then the sources by name.
 func (s *Set) Catalogs() []Catalog { return append([]Catalog{s.primary}, s.sources...) }
 
-// Lookup finds a catalog by name, case-insensitively.
+// Lookup finds a catalog by name, case-insensitively; information_schema (InformationSchema)
+// describes the Set's catalogs unless one of them has that name.
 func (s *Set) Lookup(name string) (Catalog, bool) {
 	for _, c := range s.Catalogs() {
 		if strings.EqualFold(c.Name(), name) {
 			return c, true
 		}
 	}
+	if strings.EqualFold(name, InformationSchema) {
+		return &infoSchema{set: s}, true
+	}
 	return nil, false
+}
+
+// CurrentDatabase is the MySQL database (DatabaseName) unqualified names resolve in first: the
+// session's catalog and namespace (WithCurrent), or the primary catalog.
+func (s *Set) CurrentDatabase() string {
+	if s.current == nil {
+		return s.primary.Name()
+	}
+	if s.current.Name() == InformationSchema {
+		return InformationSchema
+	}
+	ns := s.currentNS
+	if nc, ok := s.current.(NamespacedCatalog); ok && ns == "" {
+		ns = nc.DefaultNamespace()
+	}
+	return DatabaseName(s.current, ns)
 }
 
 // Resolve says which catalog holds a table name and under which name that catalog knows it.

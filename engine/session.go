@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"strings"
 
 	"github.com/cachedb/cachedb/catalog"
+	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/sql"
 )
 
 // Session is the per-client naming context a statement runs in: the catalog and db schema
@@ -46,4 +49,55 @@ func (e *Engine) tablesFor(ctx context.Context) (*catalog.Set, error) {
 		return nil, err
 	}
 	return tables.WithPins(s.Pins), nil
+}
+
+// UseSession reads a USE statement: whether text is one and, if so, the session it switches to
+// (the database as SHOW DATABASES names it: a catalog, catalog.namespace, or a namespace of the
+// default catalog). A database that does not exist is a NotFound error. The server keeps the
+// session (the engine keeps none); running the statement itself changes nothing.
+func (e *Engine) UseSession(text string) (Session, bool, error) {
+	db, ok := sql.UseDatabase(text)
+	if !ok {
+		return Session{}, false, nil
+	}
+	var s Session
+	if _, found := e.tables.Lookup(db); found {
+		s = Session{Catalog: db}
+	} else if first, rest, dotted := strings.Cut(db, "."); dotted {
+		if _, found := e.tables.Lookup(first); found {
+			s = Session{Catalog: first, Schema: rest}
+		}
+	}
+	if s.Catalog == "" {
+		s = Session{Schema: db}
+	}
+	if err := e.namespaceExists(s); err != nil {
+		return Session{}, true, errs.NotFoundf("Unknown database '%s'", db)
+	}
+	return s, true, nil
+}
+
+// namespaceExists checks that the catalog and namespace a session names exist.
+func (e *Engine) namespaceExists(s Session) error {
+	tables, err := e.tables.WithCurrent(s.Catalog, s.Schema)
+	if err != nil {
+		return err
+	}
+	db := tables.CurrentDatabase()
+	cat, ns, _ := strings.Cut(db, ".")
+	c, ok := e.tables.Lookup(cat)
+	nc, namespaced := c.(catalog.NamespacedCatalog)
+	if !ok || !namespaced {
+		return nil
+	}
+	names, err := nc.Namespaces(context.Background())
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if strings.EqualFold(n, ns) {
+			return nil
+		}
+	}
+	return errs.NotFoundf("Unknown database '%s'", db)
 }

@@ -159,6 +159,13 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd fsql.State
 // runUpdate executes a statement for its effect and returns the rows it changed; a query's
 // reader is released unread and counts as -1 (unknown).
 func (s *Server) runUpdate(ctx context.Context, query string, params []scalar.Scalar) (int64, error) {
+	if next, ok, err := s.eng.UseSession(query); ok {
+		// USE db: the session cookie (session.go) carries the choice to the client's later calls.
+		if err != nil {
+			return 0, err
+		}
+		return 0, setSessionCookie(ctx, next, sessionCookieAge)
+	}
 	res, err := s.eng.Execute(ctx, query, params)
 	if err != nil {
 		return 0, err

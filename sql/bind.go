@@ -139,6 +139,14 @@ func (b *binder) statement(stmt sqlparser.Statement, text string) (planner.State
 		return b.dropTable(s)
 	case *sqlparser.Set:
 		return &planner.Set{Text: text}, nil
+	case *sqlparser.Use, *sqlparser.Begin, *sqlparser.Commit, *sqlparser.Rollback:
+		// USE changes the session, which the server keeps (engine.UseSession); transaction
+		// statements are accepted with autocommit semantics: every statement commits itself.
+		return &planner.Set{Text: text}, nil
+	case *sqlparser.Show:
+		return b.show(s, text)
+	case *sqlparser.ExplainTab:
+		return b.describe(s.Table)
 	case *sqlparser.Update:
 		return b.update(s)
 	case *sqlparser.Delete:

@@ -165,6 +165,8 @@ func (b *binder) exprNode(e sqlparser.Expr, ctx *exprContext) (planner.Expr, err
 		return &planner.Exists{Plan: p}, nil
 	case sqlparser.AggrFunc:
 		return b.aggregate(e, ctx)
+	case *sqlparser.Variable:
+		return b.systemVariable(e)
 	case sqlparser.ValTuple:
 		if len(e) == 1 {
 			return b.expr(e[0], ctx)
@@ -500,6 +502,9 @@ func (b *binder) cast(e sqlparser.Expr, ct *sqlparser.ConvertType, ctx *exprCont
 // function binds a call of a scalar function by its lower-case MySQL name.
 func (b *binder) function(e *sqlparser.FuncExpr, ctx *exprContext) (planner.Expr, error) {
 	if x, ok, err := b.currentTimeFunction(e, ctx); ok {
+		return x, err
+	}
+	if x, ok, err := b.sessionFunction(e); ok {
 		return x, err
 	}
 	x, err := b.callAST(ctx, e.Name.Lowered(), e.Exprs...)
