@@ -49,6 +49,37 @@ public class FlightSqlJdbcCheck {
             List<String> cols = column(md.getColumns(null, "demo", "rides", "%"), "COLUMN_NAME");
             check(cols.contains("fare") && cols.contains("pickup_at"), "getColumns of demo.rides: " + cols);
 
+            // Names built from the metadata tree, as GUI tools build them, work in SQL.
+            try (ResultSet rs = md.getTables(null, null, "%", null); Statement st = conn.createStatement()) {
+                int n = 0;
+                while (rs.next()) {
+                    String cat = rs.getString("TABLE_CAT"), schem = rs.getString("TABLE_SCHEM"), name = rs.getString("TABLE_NAME");
+                    for (String q : List.of(cat + "." + schem + "." + name, "`" + cat + "`.`" + schem + "`.`" + name + "`")) {
+                        try (ResultSet r = st.executeQuery("SELECT * FROM " + q + " LIMIT 1")) {
+                            while (r.next()) { }
+                        } catch (Exception e) {
+                            check(false, "SELECT * FROM " + q + ": " + e.getMessage());
+                        }
+                    }
+                    n++;
+                }
+                check(n >= 3, "every table getTables lists can be queried by catalog.schema.table (" + n + " tables)");
+            }
+            // The metadata types each column as a query returns it.
+            List<String> listedTypes = new ArrayList<>();
+            try (ResultSet rs = md.getColumns("local", "demo", "rides", "%")) {
+                while (rs.next()) {
+                    listedTypes.add(rs.getString("TYPE_NAME"));
+                }
+            }
+            List<String> returnedTypes = new ArrayList<>();
+            try (Statement st = conn.createStatement(); ResultSet rs = st.executeQuery("SELECT * FROM demo.rides LIMIT 1")) {
+                for (int c = 1; c <= rs.getMetaData().getColumnCount(); c++) {
+                    returnedTypes.add(rs.getMetaData().getColumnTypeName(c));
+                }
+            }
+            check(listedTypes.equals(returnedTypes), "getColumns types " + listedTypes + " are the query's " + returnedTypes);
+
             try (Statement st = conn.createStatement()) {
                 st.execute("CREATE TABLE " + table + " (i INT, l BIGINT, d DOUBLE, s VARCHAR(20), dt DATE)");
             }

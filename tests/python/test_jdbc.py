@@ -1,7 +1,8 @@
 """cachedb through the Apache Arrow Flight SQL JDBC driver, as DBeaver or DataGrip use it: the
 Java program tests/jdbc/FlightSqlJdbcCheck.java browses the metadata, runs prepared statements
-with int, bigint, double, string and date parameters (single and batched) and reads every column
-type of demo.rides. scripts/jdbc-driver.sh fetches the driver jar once per machine."""
+with int, bigint, double, string and date parameters (single and batched), queries every table
+by the catalog.schema.table name the metadata gives, checks that getColumns types match a query's,
+and reads every column type of demo.rides. scripts/jdbc-driver.sh fetches the driver jar once per machine."""
 
 import os
 import shutil
@@ -42,6 +43,7 @@ def run_check(server: str, jar: str) -> str:
 def test_jdbc_driver_metadata_prepared_statements_and_types(server):
     stdout = run_check(server, driver_jar())
     assert "ok prepared SELECT with five parameter types" in stdout
+    assert "ok every table getTables lists can be queried by catalog.schema.table" in stdout
     # Every column of demo.rides reaches Java as a value of its SQL type.
     for line in ["column fare DECIMAL BigDecimal", "column pickup_at TIMESTAMP Timestamp", "column city VARCHAR String"]:
         assert line in stdout, stdout
