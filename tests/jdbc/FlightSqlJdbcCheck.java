@@ -135,6 +135,12 @@ public class FlightSqlJdbcCheck {
             }
             try (Statement st = conn.createStatement()) {
                 st.execute("DROP TABLE " + table);
+                // USE travels in the session cookie, which the driver returns.
+                st.execute("USE `local.demo`");
+                try (ResultSet rs = st.executeQuery("SHOW TABLES")) {
+                    check(rs.getMetaData().getColumnName(1).equals("Tables_in_local.demo") && column(rs, "Tables_in_local.demo").contains("rides"),
+                        "USE `local.demo` then SHOW TABLES");
+                }
             }
         }
         System.out.println("PASS");
