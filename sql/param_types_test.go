@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cachedb/cachedb/planner"
@@ -38,5 +39,20 @@ func TestBindPrepareTypesParameters(t *testing.T) {
 				t.Errorf("SELECT ? declares %s, want the parameter's type utf8", got)
 			}
 		}
+	}
+}
+
+// A column computed from a parameter is named with ? as written, as MySQL names it.
+func TestParameterColumnsNamedAsWritten(t *testing.T) {
+	st, _, err := BindPrepare(context.Background(), "SELECT ?, ? + 1, ':v1'", testCatalog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range planner.OutputSchema(st.(*planner.Query).Plan).Fields() {
+		names = append(names, f.Name)
+	}
+	if got := strings.Join(names, "|"); got != "?|? + 1|':v1'" {
+		t.Errorf("column names %s, want ?|? + 1|':v1' (a string literal keeps its text)", got)
 	}
 }

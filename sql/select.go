@@ -130,7 +130,7 @@ func (s *selectBlock) expandItems() error {
 			} else if c, ok := e.Expr.(*sqlparser.ColName); ok {
 				item.name = c.Name.String()
 			} else {
-				item.name = sqlparser.String(e.Expr)
+				item.name = placeholdersAsWritten(sqlparser.String(e.Expr))
 			}
 			s.items = append(s.items, item)
 		default:
@@ -485,4 +485,35 @@ func (b *binder) limitValue(e sqlparser.Expr, unknown int64) (int64, error) {
 		}
 	}
 	return 0, errs.Invalidf("Incorrect arguments to LIMIT: %s", sqlparser.String(e))
+}
+
+// placeholdersAsWritten turns the placeholders vitess prints (:v1, :v2, …) back into ?, so a
+// column computed from a parameter is named as MySQL names it: SELECT ? + 1 gives "? + 1".
+func placeholdersAsWritten(name string) string {
+	if !strings.Contains(name, ":v") {
+		return name
+	}
+	var out strings.Builder
+	var quote byte
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"' || c == '`':
+			quote = c
+		}
+		if quote == 0 && name[i] == ':' && i+2 < len(name) && name[i+1] == 'v' && name[i+2] >= '0' && name[i+2] <= '9' {
+			j := i + 2
+			for j < len(name) && name[j] >= '0' && name[j] <= '9' {
+				j++
+			}
+			out.WriteByte('?')
+			i = j - 1
+			continue
+		}
+		out.WriteByte(name[i])
+	}
+	return out.String()
 }
