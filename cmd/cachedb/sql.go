@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
@@ -24,7 +25,9 @@ func newSQLCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sql",
 		Short: "Run SQL against a cachedb server and print the results",
-		Long: "Runs the statements given with -e, or else read from standard input until EOF.\n" +
+		Long: "On a terminal, an interactive shell: a prompt, line editing, history, statements\n" +
+			"run as each ';' (or \\G, to print rows vertically) ends them; type help for more.\n\n" +
+			"Otherwise runs the statements given with -e, or else read from standard input until EOF.\n" +
 			"Statements are separated by ';' (and may then span lines), or one per line when\n" +
 			"the input has no ';'. Every statement runs even when an earlier one fails; the\n" +
 			"exit status is 1 when any failed.",
@@ -32,6 +35,9 @@ func newSQLCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			text := execute
 			if !cmd.Flags().Changed("execute") && os.Getenv(envPrefix+"EXECUTE") == "" {
+				if isTerminal(cmd.InOrStdin()) {
+					return runShell(cmd.Context(), connect, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				}
 				b, err := io.ReadAll(cmd.InOrStdin())
 				if err != nil {
 					return fmt.Errorf("reading statements from stdin: %w", err)
@@ -46,6 +52,12 @@ func newSQLCommand() *cobra.Command {
 	return cmd
 }
 
+// isTerminal says whether f is a terminal (a file descriptor that is a tty).
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
+}
+
 // errStatementsFailed reports that at least one statement failed (each was already printed).
 var errStatementsFailed = errors.New("some statements failed")
 
@@ -54,19 +66,20 @@ func runSQL(ctx context.Context, addr string, statements []string, out, errOut i
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	sess, err := openSession(addr)
 	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", addr, err)
+		return err
 	}
-	defer cl.Close()
-	nodes := &nodeClients{clients: map[string]*flightsql.Client{}}
-	defer nodes.close()
+	defer sess.close()
 	failed := false
 	for _, stmt := range statements {
-		if err := runStatement(ctx, cl, nodes, stmt, out); err != nil {
+		res, err := sess.run(ctx, stmt)
+		if err != nil {
 			failed = true
-			fmt.Fprintf(errOut, "ERROR (%s): %s\n", status.Code(err), status.Convert(err).Message())
+			printError(errOut, err)
+			continue
 		}
+		res.write(out)
 	}
 	if failed {
 		return errStatementsFailed
@@ -74,40 +87,84 @@ func runSQL(ctx context.Context, addr string, statements []string, out, errOut i
 	return nil
 }
 
+// printError writes a failed statement's gRPC code and message, as `cachedb sql` reports it.
+func printError(w io.Writer, err error) {
+	fmt.Fprintf(w, "ERROR (%s): %s\n", status.Code(err), status.Convert(err).Message())
+}
+
+// session is a connection to a server and to the data nodes its endpoints name.
+type session struct {
+	cl    *flightsql.Client
+	nodes *nodeClients
+}
+
+func openSession(addr string) (*session, error) {
+	cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", addr, err)
+	}
+	return &session{cl: cl, nodes: &nodeClients{clients: map[string]*flightsql.Client{}}}, nil
+}
+
+func (s *session) close() {
+	s.nodes.close()
+	s.cl.Close()
+}
+
+// run runs one statement; cancelling ctx stops it.
+func (s *session) run(ctx context.Context, stmt string) (statementResult, error) {
+	return runStatement(ctx, s.cl, s.nodes, stmt)
+}
+
+// statementResult is what a statement returned: rows (table set) or a count of rows affected
+// (-1 when the server does not say).
+type statementResult struct {
+	table    *resultTable
+	affected int64
+}
+
+// write prints the result as `cachedb sql` does on a pipe: a table and its row count, or
+// "Query OK".
+func (r statementResult) write(out io.Writer) {
+	switch {
+	case r.table != nil:
+		r.table.write(out)
+	case r.affected >= 0:
+		fmt.Fprintf(out, "Query OK, %d rows affected\n", r.affected)
+	default:
+		fmt.Fprintln(out, "Query OK")
+	}
+}
+
 // runStatement prepares the statement so the server says whether it returns rows, then runs it
-// as a query (printing a table) or an update (printing the rows affected).
-func runStatement(ctx context.Context, cl *flightsql.Client, nodes *nodeClients, query string, out io.Writer) error {
+// as a query (collecting its rows) or an update (counting the rows affected).
+func runStatement(ctx context.Context, cl *flightsql.Client, nodes *nodeClients, query string) (statementResult, error) {
 	prep, err := cl.Prepare(ctx, query)
 	if err != nil {
-		return err
+		return statementResult{}, err
 	}
 	defer prep.Close(context.WithoutCancel(ctx))
 
 	if prep.DatasetSchema() == nil {
 		n, err := prep.ExecuteUpdate(ctx)
 		if err != nil {
-			return err
+			return statementResult{}, err
 		}
-		if n >= 0 {
-			fmt.Fprintf(out, "Query OK, %d rows affected\n", n)
-		} else {
-			fmt.Fprintln(out, "Query OK")
-		}
-		return nil
+		return statementResult{affected: n}, nil
 	}
 	info, err := prep.Execute(ctx)
 	if err != nil {
-		return err
+		return statementResult{}, err
 	}
 	var table *resultTable
 	for _, ep := range info.Endpoint {
 		from, err := nodes.forEndpoint(cl, ep)
 		if err != nil {
-			return err
+			return statementResult{}, err
 		}
 		rdr, err := from.DoGet(ctx, ep.Ticket)
 		if err != nil {
-			return err
+			return statementResult{}, err
 		}
 		if table == nil {
 			table = newResultTable(rdr.Schema())
@@ -118,13 +175,13 @@ func runStatement(ctx context.Context, cl *flightsql.Client, nodes *nodeClients,
 		err = rdr.Err()
 		rdr.Release()
 		if err != nil {
-			return err
+			return statementResult{}, err
 		}
 	}
-	if table != nil {
-		table.write(out)
+	if table == nil {
+		table = newResultTable(prep.DatasetSchema())
 	}
-	return nil
+	return statementResult{table: table}, nil
 }
 
 // nodeClients keeps one client per data node an endpoint sends the client to.

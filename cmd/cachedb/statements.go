@@ -39,6 +39,17 @@ func hasTerminator(text string) bool {
 // identifier ('...', "...", `...`, with doubled or backslash-escaped quotes) and outside a
 // comment (-- or # to end of line, /* ... */).
 func scanSQL(text string, onSemicolon func(int)) {
+	walkSQL(text, func(i int) {
+		if text[i] == ';' {
+			onSemicolon(i)
+		}
+	})
+}
+
+// walkSQL calls visit with the index of every byte of text that is outside a quoted string or
+// identifier and outside a comment, in order. An unterminated quote or /* comment hides the
+// rest of the text.
+func walkSQL(text string, visit func(int)) {
 	for i := 0; i < len(text); i++ {
 		switch c := text[i]; {
 		case c == '\'' || c == '"' || c == '`':
@@ -63,8 +74,8 @@ func scanSQL(text string, onSemicolon func(int)) {
 				return
 			}
 			i += end + 3
-		case c == ';':
-			onSemicolon(i)
+		default:
+			visit(i)
 		}
 	}
 }

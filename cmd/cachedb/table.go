@@ -43,6 +43,20 @@ func (t *resultTable) add(rec arrow.RecordBatch) {
 
 // write prints the table in the MySQL client's box style, followed by a row count.
 func (t *resultTable) write(w io.Writer) {
+	t.writeBox(w)
+	fmt.Fprintln(w, rowCount(len(t.rows)))
+}
+
+// rowCount says how many rows a result has, as the MySQL client does.
+func rowCount(n int) string {
+	if n == 1 {
+		return "1 row in set"
+	}
+	return fmt.Sprintf("%d rows in set", n)
+}
+
+// writeBox prints the table in the MySQL client's box style.
+func (t *resultTable) writeBox(w io.Writer) {
 	widths := make([]int, len(t.header))
 	for i, h := range t.header {
 		widths[i] = utf8.RuneCountInString(h)
@@ -77,12 +91,6 @@ func (t *resultTable) write(w io.Writer) {
 			line(row, true)
 		}
 		fmt.Fprintln(w, rule)
-	}
-	switch len(t.rows) {
-	case 1:
-		fmt.Fprintln(w, "1 row in set")
-	default:
-		fmt.Fprintf(w, "%d rows in set\n", len(t.rows))
 	}
 }
 
