@@ -69,8 +69,12 @@ func TestDatasetOnHeadAndWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, err := runCLI(t, "", nil, "load", spec, "--head", addr)
-	if err != nil || !strings.Contains(out, "dataset lisbon materialized: "+want+" rows") || !strings.Contains(errOut, "6/6") {
+	if err != nil || !strings.Contains(out, "dataset lisbon materialized: "+want+" rows") || !strings.Contains(errOut, "6/6 partitions\n") {
 		t.Fatalf("load: %v\nstdout: %s\nstderr: %s", err, out, errOut)
+	}
+	// Standard error is a pipe here: a line per partition made, no bar redrawn with \r.
+	if n := strings.Count(errOut, "materializing lisbon: "); n != 6 || strings.Contains(errOut, "\r") {
+		t.Errorf("progress on a pipe is not one line per partition (%d lines):\n%q", n, errOut)
 	}
 	if got := datasetState(t, addr, "lisbon"); got != "ready w1,w2,w3" {
 		t.Errorf("system.datasets = %q, want ready on w1,w2,w3", got)
@@ -80,9 +84,9 @@ func TestDatasetOnHeadAndWorkers(t *testing.T) {
 	}
 	assertRows(t, addr, "SELECT ride_id, fare FROM lisbon WHERE passengers > 0", mustAtoi(t, want))
 
-	out, _, err = runCLI(t, "", nil, "load", spec, "--head", addr, "-q")
-	if err != nil || !strings.Contains(out, "reused") {
-		t.Errorf("loading the same spec again: %v %s", err, out)
+	out, errOut, err = runCLI(t, "", nil, "load", spec, "--head", addr)
+	if err != nil || !strings.Contains(out, "reused") || strings.Contains(errOut, "materializing") {
+		t.Errorf("loading the same spec again: %v\nstdout: %s\nstderr: %s", err, out, errOut)
 	}
 
 	// kill -9 one worker: the head finds it silent (suspect) and its port refusing connections

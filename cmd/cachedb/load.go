@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/grpc"
@@ -37,7 +36,8 @@ func newLoadCommand() *cobra.Command {
 			"with feature columns, a filter and a snapshot, or a SQL query (docs/datasets.md). The\n" +
 			"head plans it, the data nodes read it from object storage and hold it in memory, and\n" +
 			"queries then name it like a table. Loading the same spec again reuses the dataset\n" +
-			"without reading storage. Progress is shown on standard error.",
+			"without reading storage. Progress is shown on standard error: a bar on a terminal,\n" +
+			"else a line per partition made.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec, err := readSpec(args[0], cmd.InOrStdin())
@@ -92,7 +92,8 @@ func readSpec(path string, r io.Reader) (engine.DatasetSpec, error) {
 	return spec, nil
 }
 
-// runLoad sends the spec to the head, draws its progress on progress and prints the dataset.
+// runLoad sends the spec to the head, shows its progress on progress (a bar when that is a
+// terminal) and prints the dataset.
 func runLoad(ctx context.Context, head string, spec engine.DatasetSpec, out, progress io.Writer) error {
 	body, err := json.Marshal(spec)
 	if err != nil {
@@ -107,20 +108,15 @@ func runLoad(ctx context.Context, head string, spec engine.DatasetSpec, out, pro
 	if err != nil {
 		return loadError(head, err)
 	}
-	var (
-		bar    *progressbar.ProgressBar
-		loaded *flightsql.LoadedDataset
-	)
+	var loaded *flightsql.LoadedDataset
+	shown := newLoadProgress(progress, isTerminal(progress), spec.Name)
 	for {
 		res, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			if bar != nil {
-				_ = bar.Exit()
-				fmt.Fprintln(progress)
-			}
+			shown.close()
 			return loadError(head, err)
 		}
 		var msg flightsql.LoadMessage
@@ -129,24 +125,16 @@ func runLoad(ctx context.Context, head string, spec engine.DatasetSpec, out, pro
 		}
 		switch {
 		case msg.Progress != nil:
-			if bar == nil {
-				bar = progressbar.NewOptions(msg.Progress.Partitions,
-					progressbar.OptionSetWriter(progress),
-					progressbar.OptionSetDescription("materializing "+spec.Name),
-					progressbar.OptionShowCount(),
-					progressbar.OptionSetItsString("partitions"),
-					progressbar.OptionShowElapsedTimeOnFinish(),
-					progressbar.OptionOnCompletion(func() { fmt.Fprintln(progress) }))
-			}
-			bar.Describe(fmt.Sprintf("materializing %s: %d rows, %s", spec.Name, msg.Progress.Rows, humanBytes(msg.Progress.Bytes)))
-			_ = bar.Set(msg.Progress.Done)
+			shown.update(*msg.Progress)
 		case msg.Dataset != nil:
 			loaded = msg.Dataset
 		}
 	}
 	if loaded == nil {
+		shown.close()
 		return fmt.Errorf("%s ended the load without describing the dataset", head)
 	}
+	shown.finish(loaded.Reused)
 	verb := "materialized"
 	if loaded.Reused {
 		verb = "reused (already held, nothing read from storage)"
