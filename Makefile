@@ -24,7 +24,7 @@ SMOKE_FILES := sqlite/select1.test sqlite/select2.test sqlite/evidence sqlite/ra
 # prints its directory.
 PYTHON = "$$(scripts/venv.sh)/bin/python"
 
-.PHONY: help build run test python-client test-servers test-go test-python test-slt test-fuzz fuzz-long conformance conformance-workers bench bench-iceberg bench-cluster bench-planning lint fuzz clean
+.PHONY: help build run test python-client lint-python test-servers test-go test-python test-slt test-fuzz fuzz-long conformance conformance-workers bench bench-iceberg bench-cluster bench-planning lint fuzz clean
 
 help:
 	@echo "make run          build and serve the demo catalog over Flight SQL on $(LISTEN), with 2 data nodes"
@@ -39,6 +39,7 @@ help:
 	@echo "make bench-tpch [SF=1]  the 22 TPC-H queries on cachedb over Iceberg vs DuckDB, answers checked"
 	@echo "make bench-planning planning time of hostile statement shapes at n and 10n"
 	@echo "make lint         gofmt, go vet, staticcheck"
+	@echo "make lint-python  ruff and mypy over the Python client (python/)"
 	@echo "make fuzz         FUZZ_TIME (10m) of one fuzz target, FUZZ_TARGET=package:Target (default engine:FuzzSQL)"
 	@echo "make fuzz-long    every fuzz target (SQL over memory, Iceberg and data nodes; tickets, commands, actions, parameters) for FUZZ_TIME each"
 
@@ -49,7 +50,7 @@ build:
 run: build
 	bin/cachedb serve --listen $(LISTEN) --workers 2
 
-test: test-servers test-go test-python test-slt test-fuzz
+test: test-servers test-go lint-python test-python test-slt test-fuzz
 
 # The servers the tests start: MinIO (built once per machine) and Apache Iceberg's REST catalog
 # (jars from Maven Central, fetched once), and the Flight SQL JDBC driver the JDBC client test
@@ -69,6 +70,12 @@ test-go:
 python-client:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation ./python
 	rm -rf python/build python/cachedb.egg-info
+
+# ruff and mypy over the Python client, from their own small environment (scripts/lint-venv.sh);
+# mypy resolves imports (pyarrow, torch) in the test environment. Settings: python/pyproject.toml.
+lint-python:
+	cd python && "$$(../scripts/lint-venv.sh)/bin/ruff" check .
+	cd python && "$$(../scripts/lint-venv.sh)/bin/mypy" --python-executable "$$(../scripts/venv.sh)/bin/python" cachedb
 
 test-python: build python-client
 	CACHEDB_REQUIRE_ALL=1 CACHEDB_BIN=$(CURDIR)/bin/cachedb $(PYTHON) -m pytest -q -p no:cacheprovider tests/python

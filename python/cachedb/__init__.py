@@ -5,17 +5,21 @@
   epochs, sharded across ranks and DataLoader workers, shuffled, resumable.
 * ``cachedb.DataLoader``: a torch DataLoader that counts what the loop consumed, for resuming.
 
-The PyTorch parts need torch (``pip install './python[torch]'``); ``connect`` does not.
+The PyTorch parts need torch (``pip install 'cachedb[torch]'``, from a clone
+``pip install './python[torch]'``); ``connect`` does not.
 """
+
+from typing import Any
 
 from .client import Connection, connect
 
+# The package's version: pyproject.toml reads it from here (setuptools dynamic version).
 __version__ = "0.1.0"
 
 __all__ = ["CacheDataset", "Connection", "DataLoader", "arrow_to_tensors", "connect", "to_device"]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     # torch is imported only when its parts are used.
     if name in ("CacheDataset", "DataLoader", "arrow_to_tensors", "to_device"):
         from . import dataset

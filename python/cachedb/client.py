@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Callable, Optional, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 import pyarrow as pa
 
@@ -25,10 +25,19 @@ class Connection:
         self._flight = FlightClients(address, timeout)
         self._adbc = flightsql.connect(grpc_uri(address), autocommit=True)
 
-    def sql(self, query: str) -> pa.Table:
-        """Runs one statement and returns its rows."""
+    def sql(self, query: str, parameters: Optional[Sequence[Any]] = None) -> pa.Table:
+        """Runs one statement and returns its rows.
+
+        ``parameters`` are bound to the statement's ``?`` placeholders in order, through a Flight
+        SQL prepared statement: values never become SQL text, so they need no quoting::
+
+            db.sql("SELECT * FROM rides WHERE city = ? AND fare > ?", ["Lisbon", 20.0])
+        """
         with self._adbc.cursor() as cur:
-            cur.execute(query)
+            if parameters is None:
+                cur.execute(query)
+            else:
+                cur.execute(query, list(parameters))
             return cur.fetch_arrow_table()
 
     def load(self, spec: Union[dict, str, os.PathLike], progress: Optional[Callable[[dict], None]] = None) -> dict:
@@ -73,10 +82,13 @@ def _read_spec(path: str) -> dict:
     if path.endswith(".json"):
         return json.loads(text)
     try:
-        import yaml
+        import yaml  # type: ignore[import-untyped]
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError(f"reading {path} needs PyYAML; pass the spec as a dict or a .json file") from e
-    return yaml.safe_load(text)
+    spec = yaml.safe_load(text)
+    if not isinstance(spec, dict):
+        raise ValueError(f"{path}: a job spec is a mapping of keys to values, not {type(spec).__name__}")
+    return spec
 
 
 def connect(address: str = "127.0.0.1:32010", timeout: Optional[float] = None) -> Connection:

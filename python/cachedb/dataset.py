@@ -18,14 +18,24 @@ import queue
 import threading
 import time
 import warnings
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.flight as flight
-import torch
-import torch.distributed as dist
-from torch.utils.data import IterableDataset, get_worker_info
+
+try:
+    import torch
+    import torch.distributed as dist
+    from torch.utils.data import IterableDataset, get_worker_info
+except ImportError as e:  # only torch's own absence gets the hint
+    if e.name is None or e.name.split(".")[0] != "torch":
+        raise
+    raise ImportError(
+        "cachedb's PyTorch parts (CacheDataset, DataLoader, arrow_to_tensors, to_device) need torch; "
+        "install it with: pip install 'cachedb[torch]' (from a clone: pip install './python[torch]')",
+        name="torch",
+    ) from e
 
 from ._flight import FlightClients, option_headers
 
@@ -243,7 +253,7 @@ class CacheDataset(IterableDataset):
         self.chunk_rows = chunk_rows
         self.timeout = timeout
         if from_arrow_rb_to_tensor is not None:
-            self.from_arrow_rb_to_tensor = from_arrow_rb_to_tensor  # type: ignore[method-assign]
+            self.from_arrow_rb_to_tensor = from_arrow_rb_to_tensor  # type: ignore[method-assign, assignment]
         if rank is None or world_size is None:
             initialized = dist.is_available() and dist.is_initialized()
             rank = rank if rank is not None else (dist.get_rank() if initialized else 0)
@@ -255,14 +265,15 @@ class CacheDataset(IterableDataset):
         clients = FlightClients(address, timeout)
         try:
             if sql is not None:
-                dataset, self.generation = self._materialize(clients, sql)
+                name, self.generation = self._materialize(clients, sql)
             else:
-                self.generation = self._generation(clients, dataset)
+                assert dataset is not None  # checked above: exactly one of dataset and sql
+                name, self.generation = dataset, self._generation(clients, dataset)
         finally:
             clients.close()
-        self.dataset = dataset
+        self.dataset: str = name
         cols = "*" if columns is None else ", ".join(quote_ident(c) for c in columns)
-        self.query = f"SELECT {cols} FROM {quote_ident(dataset)}"
+        self.query = f"SELECT {cols} FROM {quote_ident(name)}"
         # Batches the rank consumed since _offset (counted by the iterator in this process, or
         # by cachedb.DataLoader).
         self._consumed = 0
@@ -425,13 +436,21 @@ class CacheDataset(IterableDataset):
 
     @staticmethod
     def _generation(clients: FlightClients, name: str) -> int:
+        generation = CacheDataset._held_generation(clients, name)
+        if generation is None:
+            raise LookupError(f"the cluster holds no dataset {name!r}; load it first (cachedb load SPEC, or connect().load(spec))")
+        return generation
+
+    @staticmethod
+    def _held_generation(clients: FlightClients, name: str) -> Optional[int]:
+        """The generation of the dataset the cluster holds under name, or None."""
         t = clients.read_table(f"SELECT generation, state FROM system.datasets WHERE name = {quote_string(name)}")
         if t.num_rows == 0:
-            raise LookupError(f"the cluster holds no dataset {name!r}; load it first (cachedb load SPEC, or connect().load(spec))")
+            return None
         return int(t.column("generation")[0].as_py())
 
     @staticmethod
-    def _materialize(clients: FlightClients, sql: str):
+    def _materialize(clients: FlightClients, sql: str) -> Tuple[str, int]:
         name = "sql_" + hashlib.sha256(sql.encode()).hexdigest()[:16]
         try:
             result = None
@@ -439,11 +458,16 @@ class CacheDataset(IterableDataset):
                 result = message.get("dataset", result)
             if result is not None:
                 return name, int(result["generation"])
-        except pa.ArrowException as e:
-            # Made earlier from older table snapshots: the dataset stays what it was made from
-            # until it is dropped (or replaced with `cachedb load` and replace: true).
-            if "already exists" not in str(e):
+        except pa.ArrowException:
+            # The head refuses the load (ALREADY_EXISTS) when the query's dataset was made
+            # earlier from older table snapshots; it stays what it was made from until it is
+            # dropped (or replaced with `cachedb load` and replace: true). pyarrow's Flight client
+            # reports that gRPC code only inside the message text, so rather than match text the
+            # dataset is looked up: held means use it, absent means the failure was another.
+            generation = CacheDataset._held_generation(clients, name)
+            if generation is None:
                 raise
+            return name, generation
         return name, CacheDataset._generation(clients, name)
 
 
