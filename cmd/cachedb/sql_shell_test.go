@@ -147,7 +147,8 @@ func (term *terminal) typeLine(text string) {
 }
 
 // An interactive session as a user types it: prompts, a multi-line statement, \G, an error
-// that leaves the shell running, help, \q, and the history file it leaves behind.
+// that leaves the shell running, Ctrl-C discarding a statement, help, \q, and the history file
+// it leaves behind.
 func TestInteractiveShell(t *testing.T) {
 	srv, addr := startServe(t, "--no-warehouse")
 	defer stopServe(t, srv)
@@ -189,6 +190,13 @@ func TestInteractiveShell(t *testing.T) {
 	got += term.expect("\n")
 	if !strings.Contains(got, "no_such_table") {
 		t.Errorf("the error does not name the missing table:\n%s", got)
+	}
+	// Ctrl-C at the continuation prompt discards the statement being typed.
+	term.expect("cachedb> ")
+	term.typeLine("SELECT 1")
+	term.expect("     -> ")
+	if _, err := io.WriteString(term.tty, "\x03"); err != nil {
+		t.Fatal(err)
 	}
 	term.expect("cachedb> ")
 	term.typeLine("SELECT 40 + 2 AS answer;")
