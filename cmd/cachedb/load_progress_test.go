@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -56,5 +58,39 @@ func TestLoadProgressOfAReuseSaysNothingOfMaterializing(t *testing.T) {
 	p.finish(false)
 	if b.String() != "materializing ds: 100 rows, 2.0 KiB: 1/1 partitions\n" {
 		t.Errorf("a one-partition load showed %q", b.String())
+	}
+}
+
+// On a terminal `cachedb load` redraws a bar in place; loading the same spec again shows no
+// progress, only "reused".
+func TestLoadOnATerminal(t *testing.T) {
+	srv, addr := startServe(t, "--warehouse", t.TempDir(), "--workers", "2")
+	defer stopServe(t, srv)
+	spec := filepath.Join(t.TempDir(), "lisbon.yaml")
+	if err := os.WriteFile(spec, []byte(lisbonSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	term := startTerminal(t, nil, "load", spec, "--head", addr)
+	term.expect("dataset lisbon materialized")
+	if err := term.cmd.Wait(); err != nil {
+		t.Fatalf("load: %v\n%s", err, term.screen())
+	}
+	term.mu.Lock()
+	raw := term.out.String()
+	term.mu.Unlock()
+	// The terminal turns each \n into \r\n; a bar redrawn in place writes \r alone.
+	redraws := strings.Count(strings.ReplaceAll(raw, "\r\n", "\n"), "\r")
+	if !strings.Contains(raw, "materializing lisbon") || !strings.Contains(raw, "6/6") || redraws < 3 {
+		t.Errorf("no bar redrawn in place on the terminal:\n%q", raw)
+	}
+
+	term = startTerminal(t, nil, "load", spec, "--head", addr)
+	term.expect("dataset lisbon reused")
+	if err := term.cmd.Wait(); err != nil {
+		t.Fatalf("load again: %v\n%s", err, term.screen())
+	}
+	if s := term.screen(); strings.Contains(s, "materializing") {
+		t.Errorf("a reuse shows as materializing:\n%s", s)
 	}
 }
