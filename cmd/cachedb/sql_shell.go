@@ -106,7 +106,7 @@ func runShell(ctx context.Context, addr string, out, errOut io.Writer) error {
 			line.AppendHistory(entry)
 			sh.execute(ctx, stmt, vertical)
 		}
-		if strings.TrimSpace(pending) == "" {
+		if isBlankLine(pending) {
 			pending = ""
 		}
 	}
@@ -205,6 +205,13 @@ func takeStatement(text string) (stmt string, vertical bool, rest string, ok boo
 		return "", false, text, false
 	}
 	return strings.TrimSpace(text[:end]), vertical, text[end+size:], true
+}
+
+// isBlankLine says whether text is one line of nothing but spaces or a line comment (-- or #),
+// as what follows the last ';' of a line often is: it does not start a statement to continue.
+func isBlankLine(text string) bool {
+	t := strings.TrimSpace(text)
+	return !strings.Contains(t, "\n") && (t == "" || t == "--" || strings.HasPrefix(t, "-- ") || strings.HasPrefix(t, "#"))
 }
 
 // historyPath is the shell's history file: $XDG_STATE_HOME/cachedb/history when XDG_STATE_HOME

@@ -38,6 +38,17 @@ func TestTakeStatement(t *testing.T) {
 	}
 }
 
+func TestIsBlankLine(t *testing.T) {
+	for text, want := range map[string]bool{
+		"\n": true, "  \n": true, " -- note\n": true, "# note\n": true, "--\n": true,
+		"SELECT 1\n": false, "-- a\nSELECT 1\n": false, "'-- x\n": false, "--x\n": false,
+	} {
+		if got := isBlankLine(text); got != want {
+			t.Errorf("isBlankLine(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
 func TestShellCommand(t *testing.T) {
 	for _, tt := range []struct {
 		text    string
