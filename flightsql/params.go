@@ -77,7 +77,7 @@ func readParameterRows(rdr flight.MessageReader, want int) ([][]scalar.Scalar, e
 		for r := 0; r < int(rec.NumRows()); r++ {
 			row := make([]scalar.Scalar, want)
 			for c := 0; c < want; c++ {
-				v, err := scalar.GetScalar(rec.Column(c), r)
+				v, err := parameterValue(rec.Column(c), r)
 				if err != nil {
 					return nil, errs.Invalidf("parameter %d of row %d (%s) cannot be read: %v", c+1, r+1, rec.Column(c).DataType(), err)
 				}
@@ -108,4 +108,16 @@ func checkTextParameter(v scalar.Scalar, where string) error {
 		return nil
 	}
 	return errs.CheckUTF8(string(b.Data()), where)
+}
+
+// parameterValue reads row r of a bound parameter column. arrow-go's IPC reader does not check
+// that a batch's buffers are as long as its lengths claim, and reading a value past a short
+// buffer panics: such a batch from a client is refused as invalid input instead.
+func parameterValue(col arrow.Array, r int) (v scalar.Scalar, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			v, err = nil, errs.Invalidf("malformed Arrow data (%v)", p)
+		}
+	}()
+	return scalar.GetScalar(col, r)
 }
