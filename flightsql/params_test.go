@@ -14,7 +14,7 @@ import (
 
 // A parameter batch whose offsets run backwards (as a hand-made IPC message's can: a fuzzer found
 // one) is invalid input, not a panic.
-func TestParameterValueRefusesShortBuffers(t *testing.T) {
+func TestParameterValueRefusesBackwardOffsets(t *testing.T) {
 	offsets := arrow.Int32Traits.CastToBytes([]int32{0, 48, 0})
 	data := array.NewData(arrow.BinaryTypes.Binary, 2, []*memory.Buffer{nil, memory.NewBufferBytes(offsets), memory.NewBufferBytes(make([]byte, 48))}, nil, 0, 0)
 	defer data.Release()
