@@ -1,0 +1,29 @@
+package sqlgen
+
+import (
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/cachedb/cachedb/internal/slt"
+)
+
+// Render reads every row of rdr as MySQL client text, columns separated by " | ".
+func Render(rdr array.RecordReader) ([]string, error) {
+	var rows []string
+	for rdr.Next() {
+		rec := rdr.Record()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			cells := make([]string, rec.NumCols())
+			for j := range cells {
+				s, err := slt.FormatValue(rec.Column(j), i, 'T')
+				if err != nil {
+					return nil, err
+				}
+				cells[j] = s
+			}
+			rows = append(rows, strings.Join(cells, " | "))
+		}
+	}
+	return rows, rdr.Err()
+}
