@@ -17,6 +17,9 @@ FUZZ_TARGETS := engine:FuzzSQL engine:FuzzSQLRows \
 	flightsql:FuzzDoAction flightsql:FuzzPreparedStatement flightsql:FuzzDistributedSQL \
 	cluster:FuzzPartitionTicket cluster:FuzzShuffleTicket
 LISTEN              ?= 127.0.0.1:32010
+# `make randomized-long`: the first seed (0: from the clock) and how long to run.
+SEED                ?= 0
+DURATION            ?= 10m
 
 SLT_RUNNER := bin/cachedb-slt --cachedb bin/cachedb
 SMOKE_FILES := sqlite/select1.test sqlite/select2.test sqlite/evidence sqlite/random/groupby/slt_good_0.test
@@ -24,7 +27,7 @@ SMOKE_FILES := sqlite/select1.test sqlite/select2.test sqlite/evidence sqlite/ra
 # prints its directory.
 PYTHON = "$$(scripts/venv.sh)/bin/python"
 
-.PHONY: help build run test python-client lint-python test-servers test-go test-python test-slt test-fuzz fuzz-long conformance conformance-workers bench bench-iceberg bench-cluster bench-planning lint fuzz clean
+.PHONY: help build run test python-client lint-python test-servers test-go test-python test-slt test-fuzz fuzz-long conformance conformance-workers bench bench-iceberg bench-cluster bench-planning lint fuzz randomized-long clean
 
 help:
 	@echo "make run          build and serve the demo catalog over Flight SQL on $(LISTEN), with 2 data nodes"
@@ -42,6 +45,7 @@ help:
 	@echo "make lint-python  ruff and mypy over the Python client (python/)"
 	@echo "make fuzz         FUZZ_TIME (10m) of one fuzz target, FUZZ_TARGET=package:Target (default engine:FuzzSQL)"
 	@echo "make fuzz-long    every fuzz target (SQL over memory, Iceberg and data nodes; tickets, commands, actions, parameters) for FUZZ_TIME each"
+	@echo "make randomized-long [SEED=n] [DURATION=10m]  random queries checked by TLP/NoREC oracles, seeds from SEED on"
 
 build:
 	$(GO) build -o bin/cachedb ./cmd/cachedb
@@ -163,6 +167,12 @@ fuzz:
 
 fuzz-long:
 	$(call run-fuzz,$(FUZZ_TIME),$(FUZZ_TARGETS))
+
+# TestRandomizedOracles over consecutive seeds from SEED for DURATION (`make test` runs its fixed
+# seeds in a few seconds); a failure prints its seed, schema and queries.
+randomized-long:
+	$(GO) test ./engine -run '^TestRandomizedOracles$$' -count=1 -v -timeout 0 \
+		-randomized.seed=$(SEED) -randomized.duration=$(DURATION)
 
 test-fuzz:
 	$(call run-fuzz,$(FUZZ_SMOKE_TIME),$(FUZZ_TARGETS))
