@@ -312,5 +312,12 @@ func (g *Gen) comparison(scope []ref, d int) string {
 	if t == Int && g.chance(4) {
 		right = g.Expr(scope, []Type{Decimal, Double}[g.pick(2)], d)
 	}
+	// MySQL compares a number with text as numbers, and a date with a number as YYYYMMDD.
+	if t.numeric() && g.chance(8) {
+		right = quote([]string{"10", "2.5", "-1", "abc", "", "1e1", " 3", "0x"}[g.pick(8)])
+	}
+	if t == Date && g.chance(10) {
+		right = []string{"20200101", "20200229", "19991231"}[g.pick(3)]
+	}
 	return fmt.Sprintf("(%s %s %s)", g.Expr(scope, t, d), op, right)
 }

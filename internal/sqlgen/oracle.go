@@ -145,6 +145,10 @@ func (g *Gen) groupKeys(scope []ref) []string {
 	keys := make([]string, 0, n)
 	for i := 0; i < n; i++ {
 		k := scope[g.pick(len(scope))].name
+		// An expression key must mention a column: MySQL reads GROUP BY 2 as a position.
+		if e := g.withoutSubqueries(func() string { return g.Expr(scope, g.comparable(scope), 1) }); g.chance(4) && strings.Contains(e, ".") {
+			k = e
+		}
 		if i > 0 && k == keys[0] {
 			continue
 		}

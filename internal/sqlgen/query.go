@@ -17,19 +17,59 @@ func (g *Gen) alias(prefix string) string {
 	return fmt.Sprintf("%s%d", prefix, g.aliasSeq)
 }
 
-// From is one table, or two joined as INNER, LEFT, CROSS or comma joins.
-func (g *Gen) From() From {
+// source is a table or a derived table under a fresh alias.
+func (g *Gen) source() From {
 	ts := g.schema.Tables
-	a := ts[g.pick(len(ts))]
-	aa := g.alias("a")
-	if g.chance(2) {
-		return From{SQL: a.Name + " AS " + aa, scope: scopeOf([]Table{a}, []string{aa})}
+	t := ts[g.pick(len(ts))]
+	if g.chance(5) {
+		return g.derived(t)
 	}
-	b := ts[g.pick(len(ts))]
-	ba := g.alias("b")
-	scope := scopeOf([]Table{a, b}, []string{aa, ba})
-	left := a.Name + " AS " + aa
-	right := b.Name + " AS " + ba
+	a := g.alias("a")
+	return From{SQL: t.Name + " AS " + a, scope: scopeOf([]Table{t}, []string{a})}
+}
+
+// derived is a subquery in FROM over t: some of its columns, filtered, sometimes DISTINCT,
+// grouped, or the UNION [ALL] of two filtered selections.
+func (g *Gen) derived(t Table) From {
+	in := g.alias("i")
+	inner := scopeOf([]Table{t}, []string{in})
+	n := 1 + g.pick(min(3, len(inner)))
+	cols := make([]string, n)
+	d := g.alias("d")
+	var scope []ref
+	for i := range cols {
+		c := inner[g.pick(len(inner))]
+		cols[i] = fmt.Sprintf("%s AS x%d", c.name, i)
+		scope = append(scope, ref{name: fmt.Sprintf("%s.x%d", d, i), typ: c.typ})
+	}
+	sel := func(distinct string) string {
+		q := fmt.Sprintf("SELECT %s%s FROM %s AS %s", distinct, strings.Join(cols, ", "), t.Name, in)
+		if g.chance(2) {
+			q += " WHERE " + g.withoutSubqueries(func() string { return g.boolExpr(inner, 1) })
+		}
+		return q
+	}
+	var body string
+	switch g.pick(4) {
+	case 0:
+		body = sel("DISTINCT ")
+	case 1:
+		body = sel("") + " " + []string{"UNION", "UNION ALL"}[g.pick(2)] + " " + sel("")
+	default:
+		body = sel("")
+	}
+	return From{SQL: fmt.Sprintf("(%s) AS %s", body, d), scope: scope}
+}
+
+// From is one source, or two joined as INNER, LEFT, CROSS or comma joins.
+func (g *Gen) From() From {
+	first := g.source()
+	if g.chance(2) {
+		return first
+	}
+	second := g.source()
+	scope := append(append([]ref{}, first.scope...), second.scope...)
+	left, right := first.SQL, second.SQL
 	switch g.pick(4) {
 	case 0:
 		return From{SQL: fmt.Sprintf("%s JOIN %s ON %s", left, right, g.joinCondition(scope)), scope: scope}
@@ -51,7 +91,7 @@ func (g *Gen) joinCondition(scope []ref) string {
 	for tries := 0; tries < 8; tries++ {
 		x := scope[g.pick(len(scope))]
 		y := scope[g.pick(len(scope))]
-		if x.name != y.name && sameClass(x.typ, y.typ) && x.name[:strings.IndexByte(x.name, '.')] != y.name[:strings.IndexByte(y.name, '.')] {
+		if sameClass(x.typ, y.typ) && x.name[:strings.IndexByte(x.name, '.')] != y.name[:strings.IndexByte(y.name, '.')] {
 			cond := fmt.Sprintf("%s = %s", x.name, y.name)
 			if g.chance(3) {
 				cond += " AND " + g.withoutSubqueries(func() string { return g.comparison(scope, 0) })

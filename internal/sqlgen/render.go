@@ -8,7 +8,8 @@ import (
 	"github.com/cachedb/cachedb/internal/slt"
 )
 
-// Render reads every row of rdr as MySQL client text, columns separated by " | ".
+// Render reads every row of rdr as MySQL client text, columns separated by " | ", with -0
+// written 0.
 func Render(rdr array.RecordReader) ([]string, error) {
 	var rows []string
 	for rdr.Next() {
@@ -19,6 +20,10 @@ func Render(rdr array.RecordReader) ([]string, error) {
 				s, err := slt.FormatValue(rec.Column(j), i, 'T')
 				if err != nil {
 					return nil, err
+				}
+				// -0 equals 0: DISTINCT, GROUP BY and UNION may keep either.
+				if s == "-0" {
+					s = "0"
 				}
 				cells[j] = s
 			}
