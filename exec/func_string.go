@@ -98,6 +98,8 @@ func init() {
 		}
 		return locate(r.str[0], r.str[1], from)
 	})
+	// STRCMP orders as the binary collation does: by bytes, which is code point order in UTF-8.
+	integer(stringSig{name: "strcmp", kinds: "ss"}, func(r *stringRow) int64 { return int64(strings.Compare(r.str[0], r.str[1])) })
 	integer(s1("ascii"), func(r *stringRow) int64 {
 		if r.str[0] == "" {
 			return 0

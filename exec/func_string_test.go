@@ -28,6 +28,7 @@ func TestStringFunctions(t *testing.T) {
 		{name: "instr", args: []arg{{str, `["foobarbar", "xbar", "foobarbar"]`}, {str, `["bar", "foo", "BAR"]`}}, want: "4,0,0", wantT: i64},
 		{name: "locate", args: []arg{{str, `["É", "é"]`}, {str, `["éxÉ", "xÉé"]`}}, want: "3,3", wantT: i64},
 		{name: "locate", args: []arg{{str, `["bar", "bar", "xbar"]`}, {str, `["foobarbar", "foobarbar", "foobar"]`}, {i64, "[1, 5, 1]"}}, want: "4,7,0"},
+		{name: "strcmp", args: []arg{{str, `["text", "text2", "text", "a", ""]`}, {str, `["text2", "text", "text", "B", ""]`}}, want: "-1,1,0,1,0", wantT: i64},
 		{name: "ascii", args: []arg{{str, `["2", "", "dx"]`}}, want: "50,0,100"},
 		{name: "hex", args: []arg{{i64, "[255, -1]"}}, want: "FF,FFFFFFFFFFFFFFFF", wantT: str},
 		{name: "hex", args: []arg{{str, `["abc"]`}}, want: "616263"},

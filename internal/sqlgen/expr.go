@@ -98,7 +98,11 @@ func (g *Gen) Expr(scope []ref, t Type, depth int) string {
 func (g *Gen) typed(scope []ref, t Type, d int) string {
 	switch t {
 	case Int, BigInt:
-		switch g.pick(12) {
+		switch g.pick(14) {
+		case 12:
+			return fmt.Sprintf("%s(%s, %s)", []string{"LOCATE", "INSTR", "STRCMP"}[g.pick(3)], g.Expr(scope, Varchar, d), g.Expr(scope, Varchar, d))
+		case 13:
+			return fmt.Sprintf("CAST(%s AS SIGNED)", g.Expr(scope, Varchar, d))
 		case 0:
 			return fmt.Sprintf("(%s + %s)", g.Expr(scope, Int, d), g.Expr(scope, Int, d))
 		case 1:
@@ -140,7 +144,9 @@ func (g *Gen) typed(scope []ref, t Type, d int) string {
 			return fmt.Sprintf("CAST(%s AS DECIMAL(12,%d))", g.Expr(scope, []Type{Int, Decimal, Double}[g.pick(3)], d), g.pick(4))
 		}
 	case Double:
-		switch g.pick(4) {
+		switch g.pick(5) {
+		case 4:
+			return fmt.Sprintf("(%s + 0e0)", g.Expr(scope, Varchar, d))
 		case 0:
 			return fmt.Sprintf("(%s * %s)", g.Expr(scope, Double, d), g.Expr(scope, []Type{Double, Int, Decimal}[g.pick(3)], d))
 		case 1:
@@ -174,7 +180,11 @@ func (g *Gen) typed(scope []ref, t Type, d int) string {
 			return fmt.Sprintf("CONCAT_WS('-', %s, %s)", g.Expr(scope, Varchar, d), g.Expr(scope, Varchar, d))
 		}
 	case Date:
-		switch g.pick(5) {
+		switch g.pick(7) {
+		case 5:
+			return fmt.Sprintf("CAST(%s AS DATE)", g.Expr(scope, []Type{Varchar, DateTime}[g.pick(2)], d))
+		case 6:
+			return fmt.Sprintf("STR_TO_DATE(%s, '%%Y-%%m-%%d')", g.Expr(scope, Varchar, d))
 		case 0:
 			return fmt.Sprintf("(%s + INTERVAL %d %s)", g.Expr(scope, Date, d), g.pick(40)-20, []string{"DAY", "MONTH", "YEAR", "WEEK", "QUARTER"}[g.pick(5)])
 		case 1:
@@ -318,6 +328,12 @@ func (g *Gen) comparison(scope []ref, d int) string {
 	}
 	if t == Date && g.chance(10) {
 		right = []string{"20200101", "20200229", "19991231"}[g.pick(3)]
+	}
+	// Text that is not a constant converts to the other side's type.
+	if (t.numeric() || t.temporal()) && g.chance(8) {
+		if c := g.column(scope, Varchar); c != "" {
+			right = c
+		}
 	}
 	return fmt.Sprintf("(%s %s %s)", g.Expr(scope, t, d), op, right)
 }

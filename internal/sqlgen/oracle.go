@@ -80,7 +80,7 @@ func (c *Checker) count(m *map[string]int, err error) {
 // Check runs one randomly chosen oracle with queries from g. It returns a *Failure when the
 // engine contradicts itself, nil otherwise (also when the check was abandoned).
 func (c *Checker) Check(g *Gen) *Failure {
-	oracles := []func(*Gen) error{c.tlpWhere, c.tlpWhere, c.tlpDistinct, c.tlpGroupBy, c.tlpHaving, c.tlpAggregate, c.tlpAggregate, c.noREC, c.noREC, c.orderLimit}
+	oracles := []func(*Gen) error{c.tlpWhere, c.tlpWhere, c.tlpDistinct, c.tlpGroupBy, c.tlpHaving, c.tlpAggregate, c.tlpAggregate, c.noREC, c.noREC, c.orderLimit, c.subqueryRewrite, c.joinRewrite}
 	err := oracles[g.pick(len(oracles))](g)
 	switch e := err.(type) {
 	case nil:

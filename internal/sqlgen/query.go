@@ -208,7 +208,9 @@ func (g *Gen) aggregate(scope []ref, recombinable bool) (fn, arg string, typ Typ
 		}
 		return "COUNT", x, Int
 	case 3:
-		if t == Int || t == Decimal {
+		// A quotient carries more digits than its type shows, so partition sums rounded to the
+		// type need not add up to the whole sum: no division under a recombined SUM.
+		if (t == Int || t == Decimal) && !(recombinable && strings.Contains(x, "/")) {
 			return "SUM", x, Decimal
 		}
 		return "COUNT", x, Int

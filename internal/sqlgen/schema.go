@@ -124,7 +124,7 @@ func randomColumn(r *rand.Rand, name string) Column {
 }
 
 var (
-	stringPool   = []string{"", "a", "A", "abc", "Abc", "ABC", "b", "a%b", "a_c", " x", "x ", "10", "-3", "2.5", "zz", "hello", "Hello World"}
+	stringPool   = []string{"", "2020-01-31", "2021-02-29", "1999-3-15", "2024-06-30 10:30:00", "a", "A", "abc", "Abc", "ABC", "b", "a%b", "a_c", " x", "x ", "10", "-3", "2.5", "zz", "hello", "Hello World"}
 	datePool     = []string{"2020-01-01", "2020-01-31", "2020-02-29", "2021-12-31", "1999-03-15", "2024-06-30", "1970-01-01", "2038-01-19"}
 	timeOfDay    = []string{"00:00:00", "10:30:00", "23:59:59", "12:00:01", "06:07:08"}
 	doublePool   = []string{"0", "1", "-1", "0.5", "-2.25", "3.125", "100", "1e10", "-7.75"}
