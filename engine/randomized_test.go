@@ -23,7 +23,8 @@ var (
 const checksPerSchema = 100
 
 // TestRandomizedOracles generates random tables and queries and checks the engine against
-// itself with ternary logic partitioning, NoREC and ORDER BY/LIMIT slicing (internal/sqlgen).
+// itself with ternary logic partitioning, NoREC, ORDER BY/LIMIT slicing and rewrites
+// (internal/sqlgen), and every query against a twin engine that plans it differently.
 // A failure prints the seed, the schema and the contradicting queries; a seed reproduces it.
 func TestRandomizedOracles(t *testing.T) {
 	seeds := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}
@@ -69,17 +70,27 @@ func TestRandomizedOracles(t *testing.T) {
 func runRandomizedSeed(t *testing.T, seed int64) (sqlgen.Stats, error) {
 	r := rand.New(rand.NewSource(seed))
 	schema := sqlgen.RandomSchema(r)
-	e, err := New(Config{NoDemo: true, BatchSize: 1 + r.Intn(4)})
+	// The twin plans the same queries in one partition, whole batches and without pushdown.
+	e, err := New(Config{NoDemo: true, BatchSize: 1 + r.Intn(4), Partitions: 2 + r.Intn(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin, err := New(Config{NoDemo: true, Partitions: 1, NoPushdown: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	for _, s := range schema.Statements() {
-		if _, err := e.Execute(ctx, s, nil); err != nil {
-			t.Fatalf("seed %d: %s: %v", seed, s, err)
+		for _, eng := range []*Engine{e, twin} {
+			if _, err := eng.Execute(ctx, s, nil); err != nil {
+				t.Fatalf("seed %d: %s: %v", seed, s, err)
+			}
 		}
 	}
-	c := &sqlgen.Checker{Run: func(sql string) ([]string, error) { return runQuery(ctx, e, sql) }}
+	c := &sqlgen.Checker{
+		Run:  func(sql string) ([]string, error) { return runQuery(ctx, e, sql) },
+		Twin: func(sql string) ([]string, error) { return runQuery(ctx, twin, sql) },
+	}
 	g := sqlgen.NewGen(r, schema)
 	for i := 0; i < checksPerSchema; i++ {
 		if f := c.Check(g); f != nil {

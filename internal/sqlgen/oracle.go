@@ -38,7 +38,11 @@ var positions = regexp.MustCompile(`at position [0-9]+`)
 
 // Checker runs oracle checks through a Runner.
 type Checker struct {
-	Run   Runner
+	Run Runner
+	// Twin, when set, runs every query again on the same data in an engine configured to plan
+	// it differently (partitions, batch sizes, no pushdown); its rows must be the same multiset,
+	// in the same order when the query has an ORDER BY.
+	Twin  Runner
 	Stats Stats
 }
 
@@ -53,7 +57,7 @@ func (c *Checker) query(oracle, sql string) ([]string, error) {
 	c.Stats.Queries++
 	rows, err := c.Run(sql)
 	if err == nil {
-		return rows, nil
+		return rows, c.compareTwin(oracle, sql, rows)
 	}
 	switch errs.CategoryOf(err) {
 	case errs.Internal:
@@ -75,6 +79,28 @@ func (c *Checker) count(m *map[string]int, err error) {
 		msg = msg[:120]
 	}
 	(*m)[msg]++
+}
+
+// compareTwin runs sql on the twin engine and compares its rows with rows.
+func (c *Checker) compareTwin(oracle, sql string, rows []string) error {
+	if c.Twin == nil {
+		return nil
+	}
+	twin, err := c.Twin(sql)
+	if err != nil {
+		if errs.CategoryOf(err) == errs.Internal {
+			return &Failure{Oracle: "twin", Queries: []string{sql}, Detail: "internal error in the twin: " + err.Error()}
+		}
+		return &Failure{Oracle: "twin", Queries: []string{sql}, Detail: "the twin fails where the engine does not: " + err.Error()}
+	}
+	d := multisetDiff(rows, twin)
+	if d == "" && strings.Contains(sql, "ORDER BY") && strings.Join(rows, "\n") != strings.Join(twin, "\n") {
+		d = fmt.Sprintf("same rows, different order: %q against %q", clip(rows), clip(twin))
+	}
+	if d != "" {
+		return &Failure{Oracle: "twin (" + oracle + ")", Queries: []string{sql}, Detail: d}
+	}
+	return nil
 }
 
 // Check runs one randomly chosen oracle with queries from g. It returns a *Failure when the
