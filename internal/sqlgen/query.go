@@ -50,7 +50,16 @@ func (g *Gen) derived(t Table) From {
 		return q
 	}
 	var body string
-	switch g.pick(4) {
+	switch g.pick(5) {
+	case 4:
+		// Grouped by its columns, with one aggregate more as the last column.
+		fn, arg, typ := g.aggregate(inner, false)
+		keys := make([]string, len(cols))
+		for i, c := range cols {
+			keys[i] = c[:strings.Index(c, " AS ")]
+		}
+		body = fmt.Sprintf("SELECT %s, %s(%s) AS x%d FROM %s AS %s GROUP BY %s", strings.Join(cols, ", "), fn, arg, len(cols), t.Name, in, strings.Join(keys, ", "))
+		scope = append(scope, ref{name: fmt.Sprintf("%s.x%d", d, len(cols)), typ: typ})
 	case 0:
 		body = sel("DISTINCT ")
 	case 1:
@@ -123,8 +132,8 @@ func (g *Gen) SelectList(scope []ref) []string {
 	return out
 }
 
-// Predicate is a random predicate over the FROM clause's columns.
-func (g *Gen) Predicate(f From) string { return g.boolExpr(f.scope, 2) }
+// Predicate is a random predicate over the FROM clause's columns, one to three levels deep.
+func (g *Gen) Predicate(f From) string { return g.boolExpr(f.scope, 1+g.pick(3)) }
 
 // subquery builds a subquery over a random table; body receives the inner alias's scope plus
 // the outer scope (for correlation) and returns the select list and an optional WHERE.

@@ -86,7 +86,8 @@ func RandomSchema(r *rand.Rand) *Schema {
 		for ci := 0; ci < 2+r.Intn(4); ci++ {
 			t.Columns = append(t.Columns, randomColumn(r, fmt.Sprintf("c%d", ci)))
 		}
-		for ri := 0; ri < r.Intn(9); ri++ {
+		n := []int{0, 3, 9, 20}[r.Intn(4)]
+		for ri := 0; ri < n; ri++ {
 			row := make([]string, len(t.Columns))
 			for ci, c := range t.Columns {
 				row[ci] = randomValue(r, c)
