@@ -87,13 +87,12 @@ func JoinKeyTypes(leftKeys, rightKeys []Expr) ([]arrow.DataType, error) {
 	return types, nil
 }
 
-// joinKeyType is the type both sides of an equality are compared in: a string against a number
-// compares as float64 (MySQL), otherwise CommonType.
+// joinKeyType is the type both sides of an equality are compared in: the type the = operator
+// compares them in (comparisonType), so that a hash join keeps exactly the pairs a nested loop
+// evaluating l = r keeps. A string against a number compares as float64 (MySQL), text against
+// a date or time as that date or time.
 func joinKeyType(l, r arrow.DataType) (arrow.DataType, error) {
-	if (isStringType(l) && isNumericType(r)) || (isNumericType(l) && isStringType(r)) {
-		return arrow.PrimitiveTypes.Float64, nil
-	}
-	return CommonType(l, r)
+	return comparisonType("=", []arrow.DataType{l, r})
 }
 
 func (j *HashJoin) Schema() *arrow.Schema { return j.schema }
