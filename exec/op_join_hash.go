@@ -90,9 +90,14 @@ func JoinKeyTypes(leftKeys, rightKeys []Expr) ([]arrow.DataType, error) {
 // joinKeyType is the type both sides of an equality are compared in: the type the = operator
 // compares them in (comparisonType), so that a hash join keeps exactly the pairs a nested loop
 // evaluating l = r keeps. A string against a number compares as float64 (MySQL), text against
-// a date or time as that date or time.
+// a date or time as that date or time. Exact numbers too wide for one decimal128, which = compares
+// as a decimal256 that row keys cannot hold, keep CommonType.
 func joinKeyType(l, r arrow.DataType) (arrow.DataType, error) {
-	return comparisonType("=", []arrow.DataType{l, r})
+	t, err := comparisonType("=", []arrow.DataType{l, r})
+	if err != nil || t.ID() != arrow.DECIMAL256 {
+		return t, err
+	}
+	return CommonType(l, r)
 }
 
 func (j *HashJoin) Schema() *arrow.Schema { return j.schema }
