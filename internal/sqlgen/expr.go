@@ -75,7 +75,12 @@ func (g *Gen) Expr(scope []ref, t Type, depth int) string {
 		return g.leaf(scope, t)
 	}
 	d := depth - 1
-	switch g.pick(6) {
+	switch g.pick(8) {
+	case 6:
+		u := g.comparable(scope)
+		return fmt.Sprintf("CASE %s WHEN %s THEN %s WHEN %s THEN %s END", g.Expr(scope, u, d), g.Expr(scope, u, 0), g.Expr(scope, t, d), g.Expr(scope, u, 0), g.Expr(scope, t, d))
+	case 7:
+		return fmt.Sprintf("%s(%s, %s)", []string{"NULLIF", "IFNULL"}[g.pick(2)], g.Expr(scope, t, d), g.Expr(scope, t, d))
 	case 0:
 		return fmt.Sprintf("CASE WHEN %s THEN %s ELSE %s END", g.boolExpr(scope, d), g.Expr(scope, t, d), g.Expr(scope, t, d))
 	case 1:
@@ -284,6 +289,14 @@ func (g *Gen) boolExpr(scope []ref, depth int) string {
 		items := make([]string, 1+g.pick(4))
 		for i := range items {
 			items[i] = g.Expr(scope, t, 0)
+			// Text in the list converts to the type of the value tested.
+			if (t.numeric() || t.temporal()) && g.chance(6) {
+				if c := g.column(scope, Varchar); c != "" {
+					items[i] = c
+				} else {
+					items[i] = quote([]string{"10", "2020-01-31", "1999-3-15", "abc", "-1"}[g.pick(5)])
+				}
+			}
 		}
 		return fmt.Sprintf("(%s %sIN (%s))", g.Expr(scope, t, d), g.not(), strings.Join(items, ", "))
 	case 6:
