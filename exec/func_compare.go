@@ -58,6 +58,14 @@ func comparisonType(name string, types []arrow.DataType) (arrow.DataType, error)
 				temporal = append(temporal, t)
 			}
 		}
+		// MySQL compares a DATE with text as DATETIMEs: '2020-01-02 10:00' is after
+		// DATE '2020-01-02', not equal to it.
+		if len(temporal) < len(nonNull) {
+			if t, err := CommonType(temporal...); err != nil || t.ID() != arrow.DATE32 {
+				return t, err
+			}
+			return dateTimeType, nil
+		}
 		return CommonType(temporal...)
 	case anyTemporal:
 		// MySQL compares a date or time with a number as numbers (DATE '2020-01-02' is
