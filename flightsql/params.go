@@ -3,6 +3,7 @@ package flightsql
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -116,7 +117,8 @@ func checkTextParameter(v scalar.Scalar, where string) error {
 func parameterValue(col arrow.Array, r int) (v scalar.Scalar, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			v, err = nil, errs.Invalidf("malformed Arrow data (%v)", p)
+			slog.Debug("malformed parameter batch", "panic", p)
+			v, err = nil, errs.Invalidf("its Arrow buffers are malformed (offsets or lengths out of bounds)")
 		}
 	}()
 	return scalar.GetScalar(col, r)
