@@ -9,8 +9,10 @@ STATICCHECK_VERSION ?= v0.8.2
 # `make fuzz-long` runs every fuzz target this long; `make fuzz` runs FUZZ_TARGET this long.
 FUZZ_TIME           ?= 10m
 FUZZ_TARGET         ?= engine:FuzzSQL
-# `make test` runs every fuzz target this long, to catch panics early.
-FUZZ_SMOKE_TIME     ?= 4s
+# `make test` runs every fuzz target for this many inputs, to catch panics early. A count, not a
+# duration: a duration that ends while the fuzzer still replays its corpus (a busy machine, a
+# grown cache) fails the run with "context deadline exceeded".
+FUZZ_SMOKE_TIME     ?= 1000x
 # Every fuzz target, as package:Target (go test fuzzes one target of one package at a time).
 FUZZ_TARGETS := engine:FuzzSQL engine:FuzzSQLRows \
 	flightsql:FuzzStatementTicket flightsql:FuzzNodeTicket flightsql:FuzzFlightInfoCommand \
