@@ -30,9 +30,9 @@ func init() {
 	}
 }
 
-// dateFunc resolves a function of one date argument to a result of type out computed by f
-// from the argument's DATETIME value.
-func dateFunc(name string, out arrow.DataType, f func(us int64, hasTime bool) (int64, bool)) ScalarResolver {
+// oneTemporalArg resolves a function of one date, time or text argument with result type out,
+// computed by kernel from that argument; any other argument type is invalid.
+func oneTemporalArg(name string, out arrow.DataType, kernel func(ctx context.Context, tc *TaskContext, arg arrow.Array, n int) (arrow.Array, error)) ScalarResolver {
 	return func(types []arrow.DataType) (Kernel, arrow.DataType, error) {
 		if err := checkArity(name, types, 1, 1); err != nil {
 			return nil, nil, err
@@ -40,22 +40,29 @@ func dateFunc(name string, out arrow.DataType, f func(us int64, hasTime bool) (i
 		if !isDateTimeArg(types[0]) {
 			return nil, nil, errs.Invalidf("function %s does not apply to values of type %s", name, types[0])
 		}
-		k := func(ctx context.Context, tc *TaskContext, args []arrow.Array, n int) (arrow.Array, error) {
-			r, release, err := readDateTime(ctx, tc, args[0])
-			if err != nil {
-				return nil, err
-			}
-			defer release()
-			return buildAs(tc, out, n, func(i int) (int64, bool) {
-				us, hasTime, ok := r(i)
-				if !ok {
-					return 0, false
-				}
-				return f(us, hasTime)
-			})
-		}
-		return k, out, nil
+		return func(ctx context.Context, tc *TaskContext, args []arrow.Array, n int) (arrow.Array, error) {
+			return kernel(ctx, tc, args[0], n)
+		}, out, nil
 	}
+}
+
+// dateFunc resolves a function of one date argument to a result of type out computed by f
+// from the argument's DATETIME value.
+func dateFunc(name string, out arrow.DataType, f func(us int64, hasTime bool) (int64, bool)) ScalarResolver {
+	return oneTemporalArg(name, out, func(ctx context.Context, tc *TaskContext, arg arrow.Array, n int) (arrow.Array, error) {
+		r, release, err := readDateTime(ctx, tc, arg)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		return buildAs(tc, out, n, func(i int) (int64, bool) {
+			us, hasTime, ok := r(i)
+			if !ok {
+				return 0, false
+			}
+			return f(us, hasTime)
+		})
+	})
 }
 
 // DATE(x): the date part, a DATE.

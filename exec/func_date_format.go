@@ -31,29 +31,20 @@ func init() {
 }
 
 func resolveNameOf(name string, f func(c civil, day int64) string) ScalarResolver {
-	return func(types []arrow.DataType) (Kernel, arrow.DataType, error) {
-		if err := checkArity(name, types, 1, 1); err != nil {
-			return nil, nil, err
+	return oneTemporalArg(name, arrow.BinaryTypes.String, func(ctx context.Context, tc *TaskContext, arg arrow.Array, n int) (arrow.Array, error) {
+		r, release, err := readDateTime(ctx, tc, arg)
+		if err != nil {
+			return nil, err
 		}
-		if !isDateTimeArg(types[0]) {
-			return nil, nil, errs.Invalidf("function %s does not apply to values of type %s", name, types[0])
-		}
-		k := func(ctx context.Context, tc *TaskContext, args []arrow.Array, n int) (arrow.Array, error) {
-			r, release, err := readDateTime(ctx, tc, args[0])
-			if err != nil {
-				return nil, err
+		defer release()
+		return buildStrings(tc, n, func(i int) (string, bool) {
+			us, _, ok := r(i)
+			if !ok {
+				return "", false
 			}
-			defer release()
-			return buildStrings(tc, n, func(i int) (string, bool) {
-				us, _, ok := r(i)
-				if !ok {
-					return "", false
-				}
-				return f(civilOf(us), floorDiv(us, usPerDay)), true
-			})
-		}
-		return k, arrow.BinaryTypes.String, nil
-	}
+			return f(civilOf(us), floorDiv(us, usPerDay)), true
+		})
+	})
 }
 
 // DATE_FORMAT(d, format).

@@ -74,26 +74,17 @@ func resolveDatePart(name string, f func(c civil, day int64) int64) ScalarResolv
 }
 
 func resolveTimePart(name string, f func(us int64) int64) ScalarResolver {
-	return func(types []arrow.DataType) (Kernel, arrow.DataType, error) {
-		if err := checkArity(name, types, 1, 1); err != nil {
-			return nil, nil, err
+	return oneTemporalArg(name, arrow.PrimitiveTypes.Int64, func(ctx context.Context, tc *TaskContext, arg arrow.Array, n int) (arrow.Array, error) {
+		r, release, err := readTime(ctx, tc, arg)
+		if err != nil {
+			return nil, err
 		}
-		if !isDateTimeArg(types[0]) {
-			return nil, nil, errs.Invalidf("function %s does not apply to values of type %s", name, types[0])
-		}
-		k := func(ctx context.Context, tc *TaskContext, args []arrow.Array, n int) (arrow.Array, error) {
-			r, release, err := readTime(ctx, tc, args[0])
-			if err != nil {
-				return nil, err
-			}
-			defer release()
-			return buildInts(tc, n, func(i int) (int64, bool) {
-				us, ok := r(i)
-				return f(us), ok
-			})
-		}
-		return k, arrow.PrimitiveTypes.Int64, nil
-	}
+		defer release()
+		return buildInts(tc, n, func(i int) (int64, bool) {
+			us, ok := r(i)
+			return f(us), ok
+		})
+	})
 }
 
 // Week behaviour flags of MySQL's calc_week.
