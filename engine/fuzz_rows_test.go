@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
 	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/catalog/iceberg"
 	"github.com/cachedb/cachedb/catalog/iceberg/icebergtest"
@@ -56,17 +54,7 @@ func newFuzzEngine(tb testing.TB, dir string) *Engine {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var batches []arrow.RecordBatch
-	for res.Reader.Next() {
-		b := res.Reader.RecordBatch()
-		b.Retain()
-		batches = append(batches, b)
-	}
-	res.Reader.Release()
-	cfg, err := icebergtest.Write(ctx, dir, "lake", "fz", "ir", batches...)
-	for _, b := range batches {
-		b.Release()
-	}
+	cfg, err := icebergtest.WriteReader(ctx, dir, "lake", "fz", "ir", res.Reader)
 	if err != nil {
 		tb.Fatal(err)
 	}

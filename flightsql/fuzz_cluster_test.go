@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc"
@@ -52,14 +51,7 @@ func newFuzzCluster(tb testing.TB) *fuzzCluster {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var batches []arrow.RecordBatch
-	for res.Reader.Next() {
-		b := res.Reader.RecordBatch()
-		b.Retain()
-		batches = append(batches, b)
-	}
-	res.Reader.Release()
-	cfg, err := icebergtest.Write(ctx, tb.TempDir(), "lake", "fz", "ir", batches...)
+	cfg, err := icebergtest.WriteReader(ctx, tb.TempDir(), "lake", "fz", "ir", res.Reader)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -22,6 +22,26 @@ import (
 // storedName is the name the catalog's rows are stored under in SQLite.
 const storedName = "test"
 
+// WriteReader is Write with the batches of rdr, which it reads to the end and releases.
+func WriteReader(ctx context.Context, dir, catalogName, ns, name string, rdr array.RecordReader) (cachedbiceberg.Config, error) {
+	defer rdr.Release()
+	var batches []arrow.RecordBatch
+	defer func() {
+		for _, b := range batches {
+			b.Release()
+		}
+	}()
+	for rdr.Next() {
+		b := rdr.RecordBatch()
+		b.Retain()
+		batches = append(batches, b)
+	}
+	if err := rdr.Err(); err != nil {
+		return cachedbiceberg.Config{}, err
+	}
+	return Write(ctx, dir, catalogName, ns, name, batches...)
+}
+
 // Write creates, in the empty directory dir, a SQL catalog holding table ns.name with the rows
 // of batches (which share one schema; the table gets fresh field IDs, and each append is one
 // snapshot of one data file per batch), and returns the configuration that opens it as the
