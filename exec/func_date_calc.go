@@ -212,19 +212,7 @@ func resolveFromUnixtime(types []arrow.DataType) (Kernel, arrow.DataType, error)
 		if len(args) == 1 {
 			return buildDateTimes(tc, n, at)
 		}
-		f, err := CastArray(ctx, tc, args[1], arrow.BinaryTypes.String)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Release()
-		fs := f.(*array.String)
-		return buildStrings(tc, n, func(i int) (string, bool) {
-			us, ok := at(i)
-			if !ok || fs.IsNull(i) {
-				return "", false
-			}
-			return formatDateMySQL(us, fs.Value(i)), true
-		})
+		return formatEach(ctx, tc, at, args[1], n)
 	}
 	if len(types) == 2 {
 		return k, arrow.BinaryTypes.String, nil

@@ -72,19 +72,7 @@ func resolveDateFormat(types []arrow.DataType) (Kernel, arrow.DataType, error) {
 			defer release()
 			read = func(i int) (int64, bool) { us, _, ok := r(i); return us, ok }
 		}
-		f, err := CastArray(ctx, tc, args[1], arrow.BinaryTypes.String)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Release()
-		fs := f.(*array.String)
-		return buildStrings(tc, n, func(i int) (string, bool) {
-			us, ok := read(i)
-			if !ok || fs.IsNull(i) {
-				return "", false
-			}
-			return formatDateMySQL(us, fs.Value(i)), true
-		})
+		return formatEach(ctx, tc, read, args[1], n)
 	}
 	return k, arrow.BinaryTypes.String, nil
 }
@@ -432,4 +420,22 @@ func parseWithFormat(s, format string) (civil, bool) {
 		c.month, c.day = m, d
 	}
 	return c, true
+}
+
+// formatEach formats, for each of n rows, the DATETIME value read gives (NULL when it gives
+// none) with that row's format from formats, as DATE_FORMAT does.
+func formatEach(ctx context.Context, tc *TaskContext, read func(i int) (int64, bool), formats arrow.Array, n int) (arrow.Array, error) {
+	f, err := CastArray(ctx, tc, formats, arrow.BinaryTypes.String)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Release()
+	fs := f.(*array.String)
+	return buildStrings(tc, n, func(i int) (string, bool) {
+		us, ok := read(i)
+		if !ok || fs.IsNull(i) {
+			return "", false
+		}
+		return formatDateMySQL(us, fs.Value(i)), true
+	})
 }
