@@ -26,8 +26,9 @@ type aggregateDef struct {
 //	count            → int64 (COUNT(*) has no arguments; never NULL, 0 for no rows)
 //	sum              → decimal128(38,0) over integers and booleans, decimal128(38,s) over
 //	                   decimal(p,s), float64 over floats and strings
-//	avg              → decimal128(38,4) over integers and booleans, decimal128(38,s+4) over
-//	                   decimal(p,s) (scale capped at 30), float64 over floats and strings
+//	avg              → decimal128(23,4) over integers and booleans, decimal128(p+4,s+4) over
+//	                   decimal(p,s) (precision capped at 38, scale at 30), float64 over floats
+//	                   and strings
 //	min, max         → the argument type
 //	any_value        → the argument type (the first non-NULL value the group saw)
 //	group_concat     → string (the arguments of a row concatenated, rows joined by ",")

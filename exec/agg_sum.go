@@ -31,7 +31,7 @@ func aggSumDef(t arrow.DataType) (*aggregateDef, error) {
 	return &aggregateDef{
 		result: dt,
 		states: []arrow.DataType{dt},
-		newAcc: func() aggAccumulator { return &aggDecimalSum{scale: scale, outScale: scale} },
+		newAcc: func() aggAccumulator { return &aggDecimalSum{scale: scale, outScale: scale, outPrecision: 38} },
 	}, nil
 }
 
@@ -51,11 +51,26 @@ func aggAvgDef(t arrow.DataType) (*aggregateDef, error) {
 	}
 	scale := aggInputScale(t)
 	outScale := min(scale+4, aggMaxScale)
+	outPrecision := aggAvgPrecision(t)
 	return &aggregateDef{
-		result: &arrow.Decimal128Type{Precision: 38, Scale: outScale},
+		result: &arrow.Decimal128Type{Precision: outPrecision, Scale: outScale},
 		states: []arrow.DataType{&arrow.Decimal128Type{Precision: 38, Scale: scale}, arrow.PrimitiveTypes.Int64},
-		newAcc: func() aggAccumulator { return &aggDecimalSum{scale: scale, outScale: outScale, avg: true} },
+		newAcc: func() aggAccumulator {
+			return &aggDecimalSum{scale: scale, outScale: outScale, outPrecision: outPrecision, avg: true}
+		},
 	}, nil
+}
+
+// aggAvgPrecision is the precision of AVG over an exact type, as MySQL declares it: the
+// argument's precision plus 4 (19 digits for the engine's integers), at most 38. Declaring the
+// real width rather than 38 matters beyond display: a quotient of the average keeps as many
+// decimals as 38 digits leave beside its integer digits (sql/quotients.go), so
+// AVG(k) / 7 * 7 is 1.50000000 for an average of 1.5, as in MySQL, not 1.49999997.
+func aggAvgPrecision(t arrow.DataType) int32 {
+	if d, ok := t.(*arrow.Decimal128Type); ok {
+		return min(d.Precision+4, 38)
+	}
+	return 19 + 4
 }
 
 // aggInputScale is the decimal scale of an exact SUM/AVG input (0 for integers and booleans).
@@ -72,10 +87,12 @@ func aggInputScale(t arrow.DataType) int32 {
 // per row and the total is still exact.
 type aggDecimalSum struct {
 	scale, outScale int32
-	avg             bool
-	sums            []decimal128.Num
-	small           []int64
-	counts          []int64
+	// outPrecision is the declared precision of the result (38 for SUM).
+	outPrecision int32
+	avg          bool
+	sums         []decimal128.Num
+	small        []int64
+	counts       []int64
 }
 
 func (a *aggDecimalSum) grow(n int) {
@@ -203,7 +220,7 @@ func (a *aggDecimalSum) finish(mem memory.Allocator) (arrow.Array, error) {
 			return nil, errs.Invalidf("DECIMAL value is out of range in SUM/AVG")
 		}
 	}
-	return aggBuildArray(mem, &arrow.Decimal128Type{Precision: 38, Scale: a.outScale}, out, valid)
+	return aggBuildArray(mem, &arrow.Decimal128Type{Precision: a.outPrecision, Scale: a.outScale}, out, valid)
 }
 
 func (a *aggDecimalSum) state(mem memory.Allocator) ([]arrow.Array, error) {
