@@ -6,6 +6,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // hashAggregateStream is one partition of a HashAggregate. The first Next drains the input,
@@ -34,7 +36,7 @@ func newHashAggregateStream(ctx context.Context, op *HashAggregate, input array.
 		s.accs[i] = def.newAcc()
 		s.accs[i].grow(s.groups.len())
 	}
-	return newBatchFuncReader(ctx, op.schema, s.next, s.release)
+	return stream.Pull(ctx, op.schema, s.next, s.release)
 }
 
 func (s *hashAggregateStream) next() (arrow.RecordBatch, error) {
@@ -66,8 +68,8 @@ func (s *hashAggregateStream) next() (arrow.RecordBatch, error) {
 func (s *hashAggregateStream) consume() error {
 	defer s.releaseInput()
 	for s.input.Next() {
-		if err := s.ctx.Err(); err != nil {
-			return aggCanceled(err)
+		if err := stream.Stopped(s.ctx); err != nil {
+			return err
 		}
 		if err := s.fold(s.input.RecordBatch()); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/internal/safe"
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // Coalesce merges all partitions of its input into one. The input partitions are read
@@ -67,7 +68,7 @@ func (c *Coalesce) Execute(ctx context.Context, partition int, tc *TaskContext) 
 			b.Release()
 		}
 	}
-	return newPullStream(ctx, c.Schema(), pull, stop), nil
+	return stream.Pull(ctx, c.Schema(), pull, stop), nil
 }
 
 // produceInto executes partition p of op and sends its non-empty batches to out until the

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // Filter keeps the input rows for which its condition is TRUE (NULL and FALSE drop the row, as
@@ -51,7 +52,7 @@ func (f *Filter) Execute(ctx context.Context, partition int, tc *TaskContext) (a
 			}
 		}
 	}
-	return newPullStream(ctx, f.Schema(), pull, in.Release), nil
+	return stream.Pull(ctx, f.Schema(), pull, in.Release), nil
 }
 
 // filterBatch returns the rows of batch for which cond is TRUE, or nil when there are none. The

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // HashJoin is an equi-join: it materializes the right side (all its partitions) into a hash
@@ -147,7 +148,7 @@ func (j *HashJoin) Execute(ctx context.Context, partition int, tc *TaskContext) 
 			firstOnly: joiner.existsOnly(), keyNull: joiner.leftKeyNull,
 		}, nil
 	}
-	return newPullStream(ctx, j.schema, s.pull, s.close(release)), nil
+	return stream.Pull(ctx, j.schema, s.pull, s.close(release)), nil
 }
 
 // acquireBuild returns the build side for left partition p: right partition p alone when the

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // NestedLoopJoin joins every left row with every right row, keeping the pairs for which the
@@ -59,7 +60,7 @@ func (j *NestedLoopJoin) Execute(ctx context.Context, partition int, tc *TaskCon
 	s.newSource = func(b arrow.RecordBatch) (pairSource, error) {
 		return &crossPairs{nleft: int(b.NumRows()), nright: nright, firstOnly: joiner.existsOnly()}, nil
 	}
-	return newPullStream(ctx, j.schema, s.pull, s.close(build.Release)), nil
+	return stream.Pull(ctx, j.schema, s.pull, s.close(build.Release)), nil
 }
 
 // crossPairs enumerates the cartesian product of nleft × nright rows in row-major order; with

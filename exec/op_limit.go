@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // Limit skips the first offset rows of its single input partition and passes on at most count
@@ -51,7 +52,7 @@ func (l *Limit) Execute(ctx context.Context, partition int, tc *TaskContext) (ar
 		}
 		s.input = input
 	}
-	return newBatchFuncReader(ctx, l.input.Schema(), s.next, s.releaseInput), nil
+	return stream.Pull(ctx, l.input.Schema(), s.next, s.releaseInput), nil
 }
 
 // limitStream is the single partition of a Limit.

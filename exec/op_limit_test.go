@@ -8,6 +8,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 var limitTestSchema = arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
@@ -23,7 +25,7 @@ func (c limitTestCounting) Execute(ctx context.Context, p int, tc *TaskContext) 
 	if err != nil {
 		return nil, err
 	}
-	return newBatchFuncReader(ctx, rdr.Schema(), func() (arrow.RecordBatch, error) {
+	return stream.Pull(ctx, rdr.Schema(), func() (arrow.RecordBatch, error) {
 		if !rdr.Next() {
 			return nil, rdr.Err()
 		}

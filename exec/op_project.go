@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // Project computes one output column per expression over each input batch. Output fields are
@@ -64,7 +65,7 @@ func (p *Project) Execute(ctx context.Context, partition int, tc *TaskContext) (
 		defer b.Release()
 		return evalColumns(ctx, tc, p.schema, p.exprs, b)
 	}
-	return newPullStream(ctx, p.schema, pull, in.Release), nil
+	return stream.Pull(ctx, p.schema, pull, in.Release), nil
 }
 
 // evalColumns evaluates exprs over batch into a new batch of schema with batch's row count.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/internal/safe"
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // repartitionBuffer is how many batches may wait for each output partition's consumer.
@@ -81,7 +82,7 @@ func (r *Repartition) Execute(ctx context.Context, partition int, tc *TaskContex
 			return nil, ctx.Err()
 		}
 	}
-	return newPullStream(ctx, r.Schema(), pull, func() { run.release(partition) }), nil
+	return stream.Pull(ctx, r.Schema(), pull, func() { run.release(partition) }), nil
 }
 
 // claim returns the run that partition belongs to for tc, starting one if none is active.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // Scan reads a table: one partition per scan task. The tasks are planned when the operator is
@@ -151,7 +152,7 @@ func (s *Scan) Execute(ctx context.Context, partition int, tc *TaskContext) (arr
 		return nil, errs.Internalf("scan of %s has %d partitions, asked for %d", s.name, s.Partitions(), partition)
 	}
 	if len(s.plan.Tasks) == 0 {
-		return emptyStream(ctx, s.schema), nil
+		return stream.Empty(s.schema), nil
 	}
 	in, err := s.plan.Tasks[partition].Open(ctx, tc.Alloc)
 	if err != nil {
@@ -173,7 +174,7 @@ func (s *Scan) Execute(ctx context.Context, partition int, tc *TaskContext) (arr
 			}
 		}
 	}
-	return newPullStream(ctx, s.schema, pull, in.Release), nil
+	return stream.Pull(ctx, s.schema, pull, in.Release), nil
 }
 
 // process canonicalizes b's columns and applies the filters; nil means no row survived.

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // SortKey is one ORDER BY key.
@@ -64,5 +65,5 @@ func (s *Sort) Execute(ctx context.Context, partition int, tc *TaskContext) (arr
 		return nil, errs.Internalf("sort has one partition, asked for partition %d", partition)
 	}
 	st := &sortStream{ctx: ctx, op: s, tc: tc}
-	return newBatchFuncReader(ctx, s.input.Schema(), st.next, st.release), nil
+	return stream.Pull(ctx, s.input.Schema(), st.next, st.release), nil
 }

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cachedb/cachedb/internal/safe"
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // sortStream is the single partition of a Sort. The first Next reads every input partition
@@ -82,8 +83,8 @@ func (s *sortStream) readPartition(ctx context.Context, p int, run *sortRun) err
 	defer rdr.Release()
 	threshold := max(2*s.op.fetch, int64(s.tc.RowsPerBatch()))
 	for rdr.Next() {
-		if err := ctx.Err(); err != nil {
-			return aggCanceled(err)
+		if err := stream.Stopped(ctx); err != nil {
+			return err
 		}
 		if err := run.add(ctx, rdr.RecordBatch()); err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // Union is UNION ALL: its partitions are the inputs' partitions one after the other, and it
@@ -84,5 +85,5 @@ func relabel(ctx context.Context, in Operator, p int, tc *TaskContext, schema *a
 		defer b.Release()
 		return array.NewRecordBatch(schema, b.Columns(), b.NumRows()), nil
 	}
-	return newPullStream(ctx, schema, pull, rdr.Release), nil
+	return stream.Pull(ctx, schema, pull, rdr.Release), nil
 }

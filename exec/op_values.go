@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // Values is a literal relation: rows of expressions evaluated at execution time (so ?
@@ -50,7 +51,7 @@ func (v *Values) Execute(ctx context.Context, partition int, tc *TaskContext) (a
 		next = end
 		return b, err
 	}
-	return newPullStream(ctx, v.schema, pull, nil), nil
+	return stream.Pull(ctx, v.schema, pull, nil), nil
 }
 
 // batch evaluates rows into one batch. Each expression sees a 1-row batch with no columns.

@@ -18,8 +18,9 @@ import (
 //
 // Contract:
 //   - Execute(ctx, p, tc) for 0 <= p < Partitions() returns a reader over partition p's output;
-//     the caller owns the reader and must Release it. Readers stop with ctx.Err() when ctx is
-//     canceled. Each partition may be executed concurrently with the others, and an operator may
+//     the caller owns the reader and must Release it; readers follow internal/stream's
+//     reference contract. Readers stop with stream.Stopped(ctx) (errs.Canceled wrapping ctx's
+//     cause, or the categorized cause) when ctx ends. Each partition may be executed concurrently with the others, and an operator may
 //     be executed several times (e.g. once per outer row for a correlated subquery).
 //   - Every batch a reader yields has exactly Schema() (same field names and types).
 //   - String() is one line describing the node for EXPLAIN (without its children).

@@ -7,6 +7,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // Benchmarks of the scan → filter → aggregate path over batches shaped like bench/aggregate's
@@ -137,5 +139,5 @@ func (o *batchesOperator) Execute(ctx context.Context, _ int, _ *TaskContext) (a
 		o.batches[i-1].Retain()
 		return o.batches[i-1], nil
 	}
-	return newPullStream(ctx, o.schema, pull, nil), nil
+	return stream.Pull(ctx, o.schema, pull, nil), nil
 }

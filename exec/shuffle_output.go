@@ -9,6 +9,7 @@ import (
 
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/internal/safe"
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // ShuffleOutput is one run of a Shuffle's producer side on one node: it runs Produce in the
@@ -119,7 +120,7 @@ func (o *ShuffleOutput) Claim(ctx context.Context, bucket int) (array.RecordRead
 		o.buckets[bucket] = nil
 		o.mu.Unlock()
 	}
-	return newPullStream(ctx, o.schema, pull, stop), true, nil
+	return stream.Pull(ctx, o.schema, pull, stop), true, nil
 }
 
 // Drained reports whether every bucket has been claimed and its reader released: nothing more

@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
+
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // Shared helpers of the operator tests.
@@ -118,7 +120,7 @@ func (s *sourceOp) Execute(ctx context.Context, p int, _ *TaskContext) (array.Re
 		return nil, err
 	}
 	next := 0
-	return newPullStream(ctx, s.schema, func() (arrow.RecordBatch, error) {
+	return stream.Pull(ctx, s.schema, func() (arrow.RecordBatch, error) {
 		if next >= len(s.parts[p]) {
 			return nil, nil
 		}
