@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -22,6 +21,7 @@ import (
 	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/catalog/iceberg/storage"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // Scan plans a read of the pinned snapshot. iceberg-go prunes manifests, partitions and files
@@ -359,8 +359,7 @@ func (s *scanTask) Open(ctx context.Context, mem memory.Allocator) (array.Record
 	if err := r.start(s.scan); err != nil {
 		return nil, s.readErr(err)
 	}
-	r.refs.Store(1)
-	return r, nil
+	return stream.Pull(ctx, s.state.schema, r.pull, func() { r.stop() }), nil
 }
 
 // readErr names the table and the file in an error met reading them.
@@ -377,17 +376,14 @@ func (s *scanTask) readErr(err error) error {
 		Msg: fmt.Sprintf("read iceberg table %s file %s", t.qualified(), s.task.File.FilePath()), Err: err})
 }
 
-// taskReader adapts iceberg-go's batch iterator to an array.RecordReader.
+// taskReader pulls the batches of one task from iceberg-go's batch iterator for a
+// stream.Pull reader, whose close callback stops the iterator.
 type taskReader struct {
 	task *scanTask
 	ctx  context.Context
 	mem  memory.Allocator
 	next func() (arrow.RecordBatch, error, bool)
-	stop func()
-	refs atomic.Int64
-	cur  arrow.RecordBatch
-	err  error
-	done bool
+	stop func() // safe to call more than once
 	// read says a batch came out; retried says the read already fell back to all columns.
 	read, retried bool
 }
@@ -402,47 +398,15 @@ func (r *taskReader) start(scan *table.Scan) error {
 	return nil
 }
 
-func (r *taskReader) Retain() { r.refs.Add(1) }
-
-func (r *taskReader) Release() {
-	if r.refs.Add(-1) != 0 {
-		return
-	}
-	if r.cur != nil {
-		r.cur.Release()
-		r.cur = nil
-	}
-	r.finish()
-}
-
-func (r *taskReader) finish() {
-	if !r.done {
-		r.done = true
-		r.stop()
-	}
-}
-
-func (r *taskReader) Schema() *arrow.Schema          { return r.task.state.schema }
-func (r *taskReader) RecordBatch() arrow.RecordBatch { return r.cur }
-
-// Record is the deprecated name of RecordBatch.
-func (r *taskReader) Record() arrow.RecordBatch { return r.cur }
-func (r *taskReader) Err() error                { return r.err }
-
-func (r *taskReader) Next() bool {
-	if r.cur != nil {
-		r.cur.Release()
-		r.cur = nil
-	}
-	for !r.done {
+// pull returns the task's next non-empty batch in the output schema, nil at the end.
+func (r *taskReader) pull() (arrow.RecordBatch, error) {
+	for {
 		if err := r.ctx.Err(); err != nil {
-			r.fail(err)
-			return false
+			return nil, r.task.readErr(err)
 		}
 		rec, err, ok := r.next()
 		if !ok {
-			r.finish()
-			return false
+			return nil, nil
 		}
 		if err != nil {
 			if rec != nil {
@@ -458,35 +422,24 @@ func (r *taskReader) Next() bool {
 					serr = r.start(scan)
 				}
 				if serr != nil {
-					r.done = true
-					r.err = r.task.readErr(serr)
-					return false
+					return nil, r.task.readErr(serr)
 				}
 				continue
 			}
-			r.fail(err)
-			return false
+			return nil, r.task.readErr(err)
 		}
 		r.read = true
 		out, err := r.conform(rec)
 		rec.Release()
 		if err != nil {
-			r.fail(err)
-			return false
+			return nil, r.task.readErr(err)
 		}
 		if out.NumRows() == 0 {
 			out.Release()
 			continue
 		}
-		r.cur = out
-		return true
+		return out, nil
 	}
-	return false
-}
-
-func (r *taskReader) fail(err error) {
-	r.err = r.task.readErr(err)
-	r.finish()
 }
 
 // conform reorders a batch's columns into the output order and gives them the output types.
