@@ -163,7 +163,7 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd fsql.PreparedSt
 		if err != nil || i < len(rows)-1 {
 			return rdr, err
 		}
-		return &endHook{RecordReader: rdr, end: done}, nil
+		return endWith(rdr, done), nil
 	}
 	first, err := open(ctx, 0)
 	if err != nil {

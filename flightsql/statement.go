@@ -137,7 +137,7 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 	// The stream sends on the call's own context, so that a statement stopped by its timeout
 	// still reports why; the statement's context ends with the reader.
 	streaming = true
-	return rdr.Schema(), s.streamResults(stream, rdr.Schema(), &endHook{RecordReader: rdr, end: done}, 1, nil, release), nil
+	return rdr.Schema(), s.streamResults(stream, rdr.Schema(), endWith(rdr, done), 1, nil, release), nil
 }
 
 // DoPutCommandStatementUpdate runs a statement and reports the rows it changed (-1 when the

@@ -2,9 +2,10 @@ package flightsql
 
 import (
 	"context"
-	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // statementContext returns the context one SQL statement plans and runs in: ctx, bounded by
@@ -16,22 +17,8 @@ func (s *Server) statementContext(ctx context.Context) (context.Context, context
 	return context.WithTimeout(ctx, s.opts.StatementTimeout)
 }
 
-// endHook calls end after the last Release of its reader.
-type endHook struct {
-	array.RecordReader
-	refs atomic.Int64 // extra references taken with Retain
-	end  func()
-}
-
-func (r *endHook) Retain() {
-	r.refs.Add(1)
-	r.RecordReader.Retain()
-}
-
-func (r *endHook) Release() {
-	last := r.refs.Add(-1) < 0
-	r.RecordReader.Release()
-	if last {
-		r.end()
-	}
+// endWith returns a reader of rdr that calls end once, after its final Release has released
+// rdr: the statement's context lives exactly as long as its results are read.
+func endWith(rdr array.RecordReader, end func()) array.RecordReader {
+	return stream.OnRelease(rdr, end)
 }
