@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -15,6 +14,7 @@ import (
 	memcat "github.com/cachedb/cachedb/catalog/memory"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/stream"
 	"github.com/cachedb/cachedb/planner"
 	"github.com/cachedb/cachedb/sql"
 )
@@ -53,7 +53,7 @@ func New(cfg Config) (*Engine, error) {
 }
 
 // taskContext returns the context of one query execution. Its cache must be released when
-// the execution's readers are (see cachedReader).
+// the execution's readers are (see run).
 func (e *Engine) taskContext(params []scalar.Scalar) *exec.TaskContext {
 	return &exec.TaskContext{Alloc: e.cfg.Alloc, Params: params, BatchSize: e.cfg.BatchSize, Cache: exec.NewQueryCache()}
 }
@@ -67,27 +67,7 @@ func (e *Engine) run(ctx context.Context, op exec.Operator, params []scalar.Scal
 		tc.Cache.Release()
 		return nil, err
 	}
-	return &cachedReader{RecordReader: rdr, cache: tc.Cache}, nil
-}
-
-// cachedReader releases its execution's cache together with its last reference.
-type cachedReader struct {
-	array.RecordReader
-	cache *exec.QueryCache
-	refs  atomic.Int64 // extra references taken with Retain
-}
-
-func (r *cachedReader) Retain() {
-	r.refs.Add(1)
-	r.RecordReader.Retain()
-}
-
-func (r *cachedReader) Release() {
-	last := r.refs.Add(-1) < 0
-	r.RecordReader.Release()
-	if last {
-		r.cache.Release()
-	}
+	return stream.OnRelease(rdr, tc.Cache.Release), nil
 }
 
 func (e *Engine) execute(ctx context.Context, sqlText string, params []scalar.Scalar) (*Result, error) {
