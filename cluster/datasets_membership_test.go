@@ -16,18 +16,33 @@ import (
 	"google.golang.org/grpc"
 
 	memcat "github.com/cachedb/cachedb/catalog/memory"
+	"github.com/cachedb/cachedb/cluster/schedule"
 )
 
 // countingStore is a data node's DatasetStore that records the partitions it is asked to make.
 type countingStore struct {
 	mu   sync.Mutex
 	made []string // "dataset/partition"
+	// hang, when set, makes the node hang: each call is announced on it and then waits for its
+	// context to end.
+	hang chan string
 }
 
-func (s *countingStore) Materialize(_ context.Context, req MaterializeRequest) (PartitionStats, error) {
+func (s *countingStore) Materialize(ctx context.Context, req MaterializeRequest) (PartitionStats, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.made = append(s.made, req.Dataset+"/"+string(rune('0'+req.Partition)))
+	hang := s.hang
+	if hang == nil {
+		s.made = append(s.made, req.Dataset+"/"+string(rune('0'+req.Partition)))
+	}
+	s.mu.Unlock()
+	if hang != nil {
+		select {
+		case hang <- req.Dataset:
+		case <-ctx.Done():
+		}
+		<-ctx.Done()
+		return PartitionStats{}, ctx.Err()
+	}
 	return PartitionStats{Rows: 1, Bytes: 8}, nil
 }
 func (s *countingStore) DropDataset(string, uint64) {}
@@ -201,4 +216,13 @@ func TestDatasetsMoveOnlyOnLoss(t *testing.T) {
 func ready(d *Datasets, name string) bool {
 	info, ok := d.Lookup(name)
 	return ok && info.State == DatasetReady
+}
+
+// The registry hands node states to the scheduler as they are: the names must be the same.
+func TestSchedulerStatesAreMembershipStates(t *testing.T) {
+	for c, s := range map[State]schedule.State{StateAlive: schedule.Alive, StateSuspect: schedule.Suspect, StateLost: schedule.Lost} {
+		if scheduleNode(Node{State: c}).State != s {
+			t.Errorf("membership state %q is not the scheduler's %q", c, s)
+		}
+	}
 }

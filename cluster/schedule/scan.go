@@ -8,13 +8,20 @@ import (
 )
 
 // Scan is one distributed scan of a query as placement sees it: its tasks, numbered alike on
-// every node.
+// every node (engine.Division).
 type Scan struct {
-	// Locations[t] is the address of the node that holds task t's rows (a dataset partition),
-	// or "" when any node can read the task (an Iceberg file scan task).
-	Locations []string
-	// Bytes[t] estimates what task t reads.
+	// Bytes[t] estimates what task t reads; there are len(Bytes) tasks.
 	Bytes []int64
+	// Locations[t] is the address of the node that holds task t's rows (a dataset partition),
+	// or "" (or missing) when any node can read the task (an Iceberg file scan task).
+	Locations []string
+}
+
+func (s Scan) location(task int) string {
+	if task < len(s.Locations) {
+		return s.Locations[task]
+	}
+	return ""
 }
 
 // ScanHolders returns the addresses among reachable, outside placeable, of the nodes that hold
@@ -70,9 +77,10 @@ func scanOwners(scan Scan, nodes []string, placeable int) ([]int, error) {
 	for i, n := range nodes {
 		index[n] = i
 	}
-	owners := make([]int, len(scan.Locations))
+	owners := make([]int, len(scan.Bytes))
 	var free []int
-	for task, loc := range scan.Locations {
+	for task := range owners {
+		loc := scan.location(task)
 		if loc == "" {
 			free = append(free, task)
 			continue
@@ -91,9 +99,7 @@ func scanOwners(scan Scan, nodes []string, placeable int) ([]int, error) {
 	}
 	sizes := make([]int64, len(free))
 	for i, task := range free {
-		if task < len(scan.Bytes) {
-			sizes[i] = scan.Bytes[task]
-		}
+		sizes[i] = scan.Bytes[task]
 	}
 	for node, members := range exec.AssignShares(sizes, min(placeable, len(nodes))) {
 		for _, m := range members {

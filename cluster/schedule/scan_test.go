@@ -29,6 +29,8 @@ func TestPlaceScans(t *testing.T) {
 			want: [][]int{{0, 2, 1}}, wantOK: true},
 		{name: "every scan placed", scans: []Scan{free, located}, nodes: []string{"n1", "n2", "n3"}, placeable: 3,
 			want: [][]int{{0, 1, 2, 2}, {1, 0, 2}}, wantOK: true},
+		{name: "no locations: every task free", scans: []Scan{{Bytes: []int64{3, 2, 1}}}, nodes: []string{"n1", "n2"}, placeable: 2,
+			want: [][]int{{0, 1, 1}}, wantOK: true},
 		{name: "a task on a node not in the list is being rebuilt", scans: []Scan{located}, nodes: []string{"n1", "n2"}, placeable: 2,
 			wantErr: "data node n3, which was lost; its partitions are being rebuilt"},
 		{name: "no node: a query of tables runs on the head", scans: []Scan{free}},
@@ -55,8 +57,8 @@ func TestPlaceScans(t *testing.T) {
 
 func TestScanHolders(t *testing.T) {
 	scans := []Scan{
-		{Locations: []string{"", "s2", "a1", "s1"}},
-		{Locations: []string{"s1", "gone", "s3", "s2"}},
+		{Bytes: []int64{1, 1, 1, 1}, Locations: []string{"", "s2", "a1", "s1"}},
+		{Bytes: []int64{1, 1, 1, 1}, Locations: []string{"s1", "gone", "s3", "s2"}},
 	}
 	got := ScanHolders(scans, []string{"a1", "a2"}, []string{"a1", "a2", "s3", "s1", "s2"})
 	if want := []string{"s2", "s1", "s3"}; !slices.Equal(got, want) {

@@ -157,6 +157,10 @@ func (s *Scheduler) Owners(k Key) []Node {
 // of every dataset, then comes first in nodes; nodes that failed the partition before are
 // avoided while others remain. Each call starts a new round of MaxAttempts per partition.
 //
+// Only k's driver calls Plan, and it has the outcome of every Make of its previous round
+// when it does: a Make of k still out then is abandoned (its goroutine died), and its
+// partition is placed again.
+//
 // No Makes and a nil error mean that nothing of k waits (or k is no longer registered). With
 // partitions waiting and no node to place them on, the error is errs.Unavailable.
 func (s *Scheduler) Plan(k Key, nodes []Node) ([]Make, error) {
@@ -164,6 +168,7 @@ func (s *Scheduler) Plan(k Key, nodes []Node) ([]Make, error) {
 	if d == nil {
 		return nil, nil
 	}
+	d.abandonMakes()
 	var waiting []int
 	for i, p := range d.parts {
 		if p.state == Waiting {
@@ -244,6 +249,16 @@ func (s *Scheduler) Release(k Key) bool {
 	return d.driving
 }
 
+// Abandon ends k's drive when its driver fails without finishing (it panicked): its Makes
+// still out are forgotten, and the next membership change that finds partitions of k waiting
+// asks for a new driver (Change.Rebuild).
+func (s *Scheduler) Abandon(k Key) {
+	if d := s.datasets[k]; d != nil {
+		d.abandonMakes()
+		d.driving = false
+	}
+}
+
 // Observe applies a membership change: n is a node as it is now. It is called for every
 // change, in order. Only a loss moves data: when n is lost, or n is another process than one
 // seen before under its ID (it restarted), what that earlier process held or was making
@@ -278,6 +293,15 @@ func (s *Scheduler) Observe(n Node) Change {
 		}
 	}
 	return ch
+}
+
+// abandonMakes returns the partitions being made to waiting: their outcomes are stale.
+func (d *dataset) abandonMakes() {
+	for i := range d.parts {
+		if p := &d.parts[i]; p.state == Making {
+			p.state, p.node = Waiting, Node{}
+		}
+	}
 }
 
 func (d *dataset) waiting() bool {

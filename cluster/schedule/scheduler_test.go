@@ -397,3 +397,29 @@ func TestGenerationsIncrease(t *testing.T) {
 		t.Errorf("generations %d %d %d", a.Generation, b.Generation, c.Generation)
 	}
 }
+
+// A driver that died leaves makes without outcomes: its next round, or the next driver after
+// Abandon, places those partitions again.
+func TestAbandonedMakesArePlacedAgain(t *testing.T) {
+	s := New()
+	k := s.Add("d", t0, evenBytes(2))
+	first, err := s.Plan(k, alive("a", "b"))
+	if err != nil || len(first) != 2 {
+		t.Fatalf("plan %v, %v", first, err)
+	}
+	s.Done(first[0])
+	again, err := s.Plan(k, alive("a", "b"))
+	if err != nil || len(again) != 1 || again[0].Partition != first[1].Partition {
+		t.Fatalf("the next round %v, %v; want partition %d again", again, err, first[1].Partition)
+	}
+	if s.Done(first[1]) {
+		t.Error("the abandoned make counted")
+	}
+	s.Abandon(k)
+	if ch := s.Observe(node("c", Alive)); !slices.Equal(ch.Rebuild, []Key{k}) {
+		t.Errorf("after Abandon the next change asks for driver %v", ch.Rebuild)
+	}
+	if s.Done(again[0]) {
+		t.Error("a make of an abandoned drive counted")
+	}
+}
