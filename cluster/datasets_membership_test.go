@@ -226,3 +226,54 @@ func TestSchedulerStatesAreMembershipStates(t *testing.T) {
 		}
 	}
 }
+
+// A node lost only because it was cut off comes back as the same process, its memory intact:
+// what it held and nobody has made again yet is read there again, and nothing is made.
+func TestDatasetsUseAgainWhatTheSameProcessStillHolds(t *testing.T) {
+	r := startMembershipRegistry(t, "a")
+	r.create(t, "d", 2)
+	for range 11 {
+		tick(t, r.m, r.clock)
+	}
+	if got := states(r.m); got != "a=lost" {
+		t.Fatalf("states %s", got)
+	}
+	if info, _ := r.d.Lookup("d"); info.State != DatasetRebuilding || len(info.Nodes) != 0 {
+		t.Fatalf("d after its only node was lost: %+v", info)
+	}
+	// The rebuild finds no node and waits to retry; a registers again as the same process.
+	deadline := time.Now().Add(eventually)
+	for !rebuildRunning() {
+		if time.Now().After(deadline) {
+			t.Fatal("no rebuild runs after the loss")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := r.m.Register("a", r.addrs["a"], "boot-a"); err != nil {
+		t.Fatal(err)
+	}
+	r.waitReady(t, "d", "a")
+	for rebuildRunning() {
+		if time.Now().After(deadline) {
+			t.Fatal("the rebuild still runs with every partition held")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := r.made(); got != "a=2" {
+		t.Errorf("made %s, want only the first 2 partitions", got)
+	}
+	for i, p := range r.d.entries[keyOf(mustDataset(t, r.d, "d"))].ds.Parts() {
+		if p.Location != r.addrs["a"] || p.Fetch == nil {
+			t.Errorf("partition %d is not read from a again: %+v", i, p)
+		}
+	}
+}
+
+func mustDataset(t *testing.T, d *Datasets, name string) *memcat.Dataset {
+	t.Helper()
+	ds, ok := d.cfg.Catalog.Dataset(name)
+	if !ok {
+		t.Fatalf("no dataset %s", name)
+	}
+	return ds
+}
