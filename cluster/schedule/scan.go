@@ -45,8 +45,8 @@ func ScanHolders(scans []Scan, placeable, reachable []string) []string {
 // PlaceScans places the tasks of a distributed query's scans on nodes (addresses; the first
 // placeable of them take new work, the others only serve what they hold): owners[k][t] is the
 // index in nodes of the node that runs task t of scan k. A located task runs on its node; the
-// others are spread by bytes over the placeable nodes (exec.AssignShares, so every node that
-// plans the query divides the same way).
+// others are spread by bytes over the placeable nodes (exec.AssignShares: largest first, each
+// to the least loaded). The owners travel in the query's tickets.
 //
 // With no nodes at all, ok is false and the query runs on the head alone, unless it reads
 // data only nodes hold: then the error is errs.Unavailable. A task located at a node not in

@@ -22,16 +22,16 @@ type Key struct {
 
 func (k Key) String() string { return fmt.Sprintf("%s@%d", k.Name, k.Generation) }
 
-// PartState is where a partition stands.
-type PartState int
+// partState is where a partition stands.
+type partState int
 
 const (
-	// Waiting: no node holds the partition and none is making it; the next Plan places it.
-	Waiting PartState = iota
-	// Making: a Make for it is out, and its outcome not yet reported.
-	Making
-	// Held: a node holds it; reads go there.
-	Held
+	// partWaiting: no node holds the partition and none is making it; the next Plan places it.
+	partWaiting partState = iota
+	// partMaking: a Make for it is out, its outcome not yet reported.
+	partMaking
+	// partHeld: a node holds it; reads go there.
+	partHeld
 )
 
 // Make is a decision: make partition Partition of Dataset on Node. Its caller reports the
@@ -98,8 +98,8 @@ type dataset struct {
 }
 
 type part struct {
-	state PartState
-	// node is the holder (Held) or the maker (Making).
+	state partState
+	// node is the holder (partHeld) or the maker (partMaking).
 	node    Node
 	attempt uint64
 	// attempts counts the nodes tried in the current round.
@@ -144,7 +144,7 @@ func (s *Scheduler) Owners(k Key) []Node {
 	}
 	out := make([]Node, len(d.parts))
 	for i, p := range d.parts {
-		if p.state == Held {
+		if p.state == partHeld {
 			out[i] = p.node
 		}
 	}
@@ -171,7 +171,7 @@ func (s *Scheduler) Plan(k Key, nodes []Node) ([]Make, error) {
 	d.abandonMakes()
 	var waiting []int
 	for i, p := range d.parts {
-		if p.state == Waiting {
+		if p.state == partWaiting {
 			waiting = append(waiting, i)
 		}
 	}
@@ -204,7 +204,7 @@ func (s *Scheduler) Done(m Make) bool {
 	if p == nil {
 		return false
 	}
-	*p = part{state: Held, node: m.Node, attempt: p.attempt}
+	*p = part{state: partHeld, node: m.Node, attempt: p.attempt}
 	return true
 }
 
@@ -221,7 +221,7 @@ func (s *Scheduler) Failed(m Make, nodeFault bool, nodes []Node) (Make, Verdict)
 		p.tried = append(p.tried, m.Node.ID)
 	}
 	giveUp := func() (Make, Verdict) {
-		p.state, p.node, p.attempts = Waiting, Node{}, 0
+		p.state, p.node, p.attempts = partWaiting, Node{}, 0
 		return Make{}, GiveUp
 	}
 	if !nodeFault || p.attempts >= MaxAttempts {
@@ -273,17 +273,17 @@ func (s *Scheduler) Observe(n Node) Change {
 		d := s.datasets[k]
 		for i := range d.parts {
 			p := &d.parts[i]
-			if (p.state == Held || p.state == Making) && p.node.ID == n.ID && (n.State == Lost || !sameProcess(p.node, n)) {
-				if p.state == Held {
+			if (p.state == partHeld || p.state == partMaking) && p.node.ID == n.ID && (n.State == Lost || !sameProcess(p.node, n)) {
+				if p.state == partHeld {
 					p.prev = p.node
 					ch.Unowned = append(ch.Unowned, PartRef{k, i})
 				} else if !slices.Contains(p.tried, n.ID) {
 					p.tried = append(p.tried, n.ID)
 				}
-				p.state, p.node = Waiting, Node{}
+				p.state, p.node = partWaiting, Node{}
 			}
-			if p.state != Held && n.State != Lost && n.BootID != "" && sameProcess(p.prev, n) {
-				*p = part{state: Held, node: n, attempt: p.attempt}
+			if p.state != partHeld && n.State != Lost && n.BootID != "" && sameProcess(p.prev, n) {
+				*p = part{state: partHeld, node: n, attempt: p.attempt}
 				ch.Reowned = append(ch.Reowned, Make{Dataset: k, Partition: i, Node: n, Attempt: p.attempt})
 			}
 		}
@@ -298,14 +298,14 @@ func (s *Scheduler) Observe(n Node) Change {
 // abandonMakes returns the partitions being made to waiting: their outcomes are stale.
 func (d *dataset) abandonMakes() {
 	for i := range d.parts {
-		if p := &d.parts[i]; p.state == Making {
-			p.state, p.node = Waiting, Node{}
+		if p := &d.parts[i]; p.state == partMaking {
+			p.state, p.node = partWaiting, Node{}
 		}
 	}
 }
 
 func (d *dataset) waiting() bool {
-	return slices.ContainsFunc(d.parts, func(p part) bool { return p.state == Waiting })
+	return slices.ContainsFunc(d.parts, func(p part) bool { return p.state == partWaiting })
 }
 
 // making returns m's partition when m is its current Make, else nil.
@@ -315,7 +315,7 @@ func (s *Scheduler) making(m Make) *part {
 		return nil
 	}
 	p := &d.parts[m.Partition]
-	if p.state != Making || p.attempt != m.Attempt {
+	if p.state != partMaking || p.attempt != m.Attempt {
 		return nil
 	}
 	return p
@@ -325,7 +325,7 @@ func (s *Scheduler) making(m Make) *part {
 func (s *Scheduler) assign(k Key, d *dataset, i int, n Node, l loads) Make {
 	s.attempts++
 	p := &d.parts[i]
-	p.state, p.node, p.attempt = Making, n, s.attempts
+	p.state, p.node, p.attempt = partMaking, n, s.attempts
 	p.attempts++
 	l.add(n.ID, weight(d.bytes[i]), true)
 	return Make{Dataset: k, Partition: i, Node: n, Attempt: p.attempt}
@@ -351,7 +351,7 @@ func (s *Scheduler) loads(k Key) loads {
 	l := loads{own: map[string]int64{}, all: map[string]int64{}}
 	for key, d := range s.datasets {
 		for i, p := range d.parts {
-			if p.state != Waiting {
+			if p.state != partWaiting {
 				l.add(p.node.ID, weight(d.bytes[i]), key == k)
 			}
 		}
