@@ -79,8 +79,8 @@ func NewBootID() string {
 // Run registers with the head, retrying with exponential backoff while the head is unreachable
 // or refuses, then heartbeats at the interval the head asked for. When a heartbeat is answered
 // NotFound (the head restarted, or marked this node lost) it registers again at once, with the
-// same boot ID: a head that only marked it lost has already rebuilt its partitions and counts
-// it as a node holding nothing; a head that restarted knows no partitions of it anyway. Run
+// same boot ID: a head that only marked it lost uses again those of its partitions it has not
+// rebuilt elsewhere yet; a head that restarted knows no partitions of it anyway. Run
 // returns nil when ctx ends, and an error only when the head's address cannot be used at all.
 func (a *Agent) Run(ctx context.Context) error {
 	client, err := flight.NewClientWithMiddleware(a.cfg.Head, nil, nil,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -15,10 +16,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/cenkalti/backoff/v5"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc/status"
 
 	memcat "github.com/cachedb/cachedb/catalog/memory"
+	"github.com/cachedb/cachedb/cluster/schedule"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/internal/safe"
 )
@@ -27,11 +30,10 @@ import (
 const (
 	// DefaultPartitionTicketTTL is how long a partition ticket the head signs for itself lives.
 	DefaultPartitionTicketTTL = 10 * time.Minute
-	// maxMaterializeAttempts bounds the nodes one partition is tried on before the dataset
-	// fails.
-	maxMaterializeAttempts = 3
-	// maxRebuildWait bounds the wait between attempts to make a lost node's partitions again.
-	maxRebuildWait = 30 * time.Second
+	// firstRebuildWait and maxRebuildWait bound the (exponential, jittered) wait between
+	// attempts to make a lost node's partitions again.
+	firstRebuildWait = time.Second
+	maxRebuildWait   = 30 * time.Second
 )
 
 // Dataset states shown in system.datasets.
@@ -113,34 +115,35 @@ type DatasetInfo struct {
 	Reused bool
 }
 
-// Datasets is the head's registry of materialized datasets: it places partitions on data nodes,
-// has them made there, attaches each dataset to the head's catalog, reads partitions for the
-// head's own queries, drops datasets, and rebuilds the partitions of a lost node on the
-// survivors. It is safe for concurrent use.
+// Datasets is the head's registry of materialized datasets: the network side of
+// schedule.Scheduler, which holds the registry's state and makes every placement decision.
+// Datasets asks it, has the partitions made on the data nodes it names, reports the outcomes,
+// attaches each dataset to the head's catalog, reads partitions for the head's own queries,
+// drops datasets, and rebuilds in the background what a lost node held, until Close. It is
+// safe for concurrent use.
 type Datasets struct {
 	cfg     DatasetsConfig
 	clients *nodeClients
 
-	mu      sync.Mutex
-	entries map[string]*datasetEntry // keyed by dataset generation's head object
-	lastGen uint64
-	// lostSeq counts, per node ID, the times the node was lost (a silent node, or a process
-	// replaced by a restart): a partition a node made before its count moved is not counted on.
-	lostSeq map[string]uint64
+	// ctx ends with Close; background rebuilds run under it and are counted in rebuilds.
+	ctx      context.Context
+	stop     context.CancelFunc
+	rebuilds sync.WaitGroup
+
+	mu     sync.Mutex
+	closed bool
+	sched  *schedule.Scheduler
+	// entries holds every generation the scheduler holds: being made, or attached.
+	entries map[schedule.Key]*datasetEntry
 }
 
-// datasetEntry is the registry's record of one dataset generation.
+// datasetEntry is what the registry keeps of one dataset generation beside the scheduler.
 type datasetEntry struct {
+	key     schedule.Key
 	job     DatasetJob
 	ds      *memcat.Dataset
 	created time.Time
 	reuses  int64
-	// owners[i] is the node holding partition i ("" while it is being made again).
-	owners []Node
-	// ownerSeq[i] is the owner's lostSeq when it made partition i.
-	ownerSeq []uint64
-	// pending[i] is set while partition i is being made again.
-	pending []bool
 }
 
 // NewDatasets returns an empty registry.
@@ -148,14 +151,32 @@ func NewDatasets(cfg DatasetsConfig) *Datasets {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Datasets{cfg: cfg, clients: newNodeClients(cfg.Key), entries: map[string]*datasetEntry{}, lostSeq: map[string]uint64{}}
+	ctx, stop := context.WithCancel(context.Background())
+	return &Datasets{cfg: cfg, clients: newNodeClients(cfg.Key), ctx: ctx, stop: stop, sched: schedule.New(), entries: map[schedule.Key]*datasetEntry{}}
 }
 
-// AliveNodes counts the data nodes alive now (not suspect): those new partitions go to.
-func (d *Datasets) AliveNodes() int { return len(d.aliveNodes()) }
+// PartSpecs groups a query's scan tasks (their estimated bytes) into the partitions of a
+// dataset (schedule.GroupTasks): partitions of them, or, when partitions is 0 or less,
+// schedule.DefaultPartitionsPerNode per alive data node.
+func (d *Datasets) PartSpecs(taskBytes []int64, partitions int) []PartSpec {
+	groups := schedule.GroupTasks(taskBytes, partitions, len(PlacementNodes(d.cfg.Membership.Nodes())))
+	out := make([]PartSpec, len(groups))
+	for i, g := range groups {
+		out[i] = PartSpec{Tasks: g.Tasks, Bytes: g.Bytes}
+	}
+	return out
+}
 
-// Close closes the registry's connections to data nodes.
-func (d *Datasets) Close() { d.clients.closeAll() }
+// Close stops the background rebuilds, waits for them to end, and closes the registry's
+// connections to data nodes. No goroutine of the registry outlives it.
+func (d *Datasets) Close() {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	d.stop()
+	d.rebuilds.Wait()
+	d.clients.closeAll()
+}
 
 // Lookup returns the dataset held under name.
 func (d *Datasets) Lookup(name string) (DatasetInfo, bool) {
@@ -165,7 +186,7 @@ func (d *Datasets) Lookup(name string) (DatasetInfo, bool) {
 	if e == nil {
 		return DatasetInfo{}, false
 	}
-	return e.info(), true
+	return d.infoLocked(e), true
 }
 
 // ByFingerprint returns a ready dataset whose plan has the given fingerprint.
@@ -174,7 +195,7 @@ func (d *Datasets) ByFingerprint(fingerprint string) (DatasetInfo, bool) {
 	defer d.mu.Unlock()
 	for _, e := range d.entries {
 		if e.job.Fingerprint == fingerprint && d.currentLocked(e) {
-			if info := e.info(); info.State == DatasetReady {
+			if info := d.infoLocked(e); info.State == DatasetReady {
 				return info, true
 			}
 		}
@@ -188,12 +209,12 @@ func (d *Datasets) ByFingerprint(fingerprint string) (DatasetInfo, bool) {
 func (d *Datasets) Reuse(name, fingerprint string, progress func(Progress)) (DatasetInfo, bool) {
 	d.mu.Lock()
 	e := d.entryLocked(name)
-	if e == nil || e.job.Fingerprint != fingerprint || e.info().State != DatasetReady {
+	if e == nil || e.job.Fingerprint != fingerprint || d.infoLocked(e).State != DatasetReady {
 		d.mu.Unlock()
 		return DatasetInfo{}, false
 	}
 	e.reuses++
-	info := e.info()
+	info := d.infoLocked(e)
 	d.mu.Unlock()
 	info.Reused = true
 	if progress != nil {
@@ -219,7 +240,7 @@ func (d *Datasets) List() []DatasetInfo {
 	var out []DatasetInfo
 	for _, e := range d.entries {
 		if d.currentLocked(e) {
-			out = append(out, e.info())
+			out = append(out, d.infoLocked(e))
 		}
 	}
 	slices.SortFunc(out, func(a, b DatasetInfo) int { return cmp.Compare(a.Name, b.Name) })
@@ -239,39 +260,32 @@ func (d *Datasets) Create(ctx context.Context, job DatasetJob, progress func(Pro
 		return info, nil
 	}
 	d.mu.Lock()
-	if e := d.entryLocked(job.Name); e != nil {
-		if !job.Replace {
-			d.mu.Unlock()
-			return DatasetInfo{}, errs.AlreadyExistsf("dataset %q already exists with a different definition or snapshot; drop it or replace it", job.Name)
-		}
-	}
-	gen := uint64(time.Now().UnixNano())
-	if gen <= d.lastGen {
-		gen = d.lastGen + 1
-	}
-	d.lastGen = gen
+	exists := d.entryLocked(job.Name) != nil
 	d.mu.Unlock()
+	if exists && !job.Replace {
+		return DatasetInfo{}, errs.AlreadyExistsf("dataset %q already exists with a different definition or snapshot; drop it or replace it", job.Name)
+	}
 	if _, err := d.cfg.Catalog.Table(ctx, job.Name); err == nil {
 		if _, isDataset := d.cfg.Catalog.Dataset(job.Name); !isDataset {
 			return DatasetInfo{}, errs.AlreadyExistsf("table %q already exists", job.Name)
 		}
 	}
 
-	n := len(job.Parts)
-	e := &datasetEntry{job: job, ds: memcat.NewDataset(job.Name, gen, job.ResultSchema, n), created: time.Now(), owners: make([]Node, n), ownerSeq: make([]uint64, n), pending: make([]bool, n)}
-	nodes := d.aliveNodes()
-	if len(nodes) == 0 {
-		return DatasetInfo{}, errs.Unavailablef("no data node is alive to hold dataset %q", job.Name)
+	bytes := make([]int64, len(job.Parts))
+	for i, p := range job.Parts {
+		bytes[i] = p.Bytes
 	}
-	all := make([]int, len(job.Parts))
-	for i := range all {
-		all[i] = i
-	}
+	now := time.Now()
+	d.mu.Lock()
+	key := d.sched.Add(job.Name, now, bytes)
+	e := &datasetEntry{key: key, job: job, ds: memcat.NewDataset(job.Name, key.Generation, job.ResultSchema, len(job.Parts)), created: now}
+	d.entries[key] = e
+	d.mu.Unlock()
 	var (
 		progMu sync.Mutex
 		prog   = Progress{Partitions: len(job.Parts)}
 	)
-	err := d.materialize(ctx, e, all, nodes, func(st PartitionStats) {
+	err := d.make(ctx, e, func(st PartitionStats) {
 		progMu.Lock()
 		defer progMu.Unlock()
 		prog.Done++
@@ -282,30 +296,30 @@ func (d *Datasets) Create(ctx context.Context, job DatasetJob, progress func(Pro
 		}
 	})
 	if err != nil {
-		d.dropOnNodes(e)
+		d.discard(e)
 		return DatasetInfo{}, fmt.Errorf("materializing dataset %q: %w", job.Name, err)
 	}
 	d.mu.Lock()
 	old, err := d.cfg.Catalog.AttachDataset(e.ds, job.Replace)
-	if err == nil {
-		d.entries[entryKey(e)] = e
-		if old != nil {
-			if oe, ok := d.entries[entryKeyOf(old)]; ok {
-				delete(d.entries, entryKeyOf(old))
-				defer d.dropOnNodes(oe)
-			}
+	var replaced *datasetEntry
+	if err == nil && old != nil {
+		if replaced = d.entries[keyOf(old)]; replaced != nil {
+			d.forgetLocked(replaced)
 		}
 	}
-	info := e.info()
+	info := d.infoLocked(e)
 	d.mu.Unlock()
 	if err != nil {
-		d.dropOnNodes(e)
+		d.discard(e)
 		return DatasetInfo{}, err
 	}
-	// A node lost while the dataset was being made was not seen by NodeChanged: make its
-	// partitions again now.
-	d.rebuild()
-	d.cfg.Logger.Info("dataset materialized", "dataset", job.Name, "generation", gen, "partitions", info.Partitions, "rows", info.Rows, "bytes", info.Bytes, "nodes", info.Nodes)
+	if replaced != nil {
+		d.dropOnNodes(replaced)
+	}
+	// Partitions of a node lost while the dataset was made wait again: they are made in the
+	// background, like a later loss's.
+	d.release(e)
+	d.cfg.Logger.Info("dataset materialized", "dataset", job.Name, "generation", key.Generation, "partitions", info.Partitions, "rows", info.Rows, "bytes", info.Bytes, "nodes", info.Nodes)
 	return info, nil
 }
 
@@ -315,8 +329,8 @@ func (d *Datasets) Drop(name string) bool {
 	d.mu.Lock()
 	e := d.entryLocked(name)
 	if e != nil {
-		delete(d.entries, entryKey(e))
-		d.cfg.Catalog.DetachDataset(name, e.ds.Generation())
+		d.forgetLocked(e)
+		d.cfg.Catalog.DetachDataset(name, e.key.Generation)
 	}
 	d.mu.Unlock()
 	if e == nil {
@@ -327,158 +341,152 @@ func (d *Datasets) Drop(name string) bool {
 }
 
 // NodeChanged applies a membership event to the registry; call it from the membership's
-// OnChange for every event. Only EventLost moves data: every partition the lost process held is
-// made again on the alive nodes (until then reading it fails with a retryable Unavailable
-// error), and calls in flight to it are cut off. A suspect node keeps its partitions, and reads
-// still go to it; it only gets no new ones. A node that joins (new, restarted, or registering
-// again after it was lost) holds nothing the registry counts on: what it held before the loss
-// was rebuilt elsewhere, and is not used again. Its joining is a chance to make again the
-// partitions whose earlier rebuild failed. It returns at once and rebuilds in the background.
+// OnChange for every event. The scheduler decides what moves (schedule.Scheduler.Observe):
+// only a lost or replaced process's partitions are made again, on the alive nodes, and until
+// then reading them fails with a retryable Unavailable error; calls in flight to a node gone
+// silent are cut off. A suspect node keeps its partitions and reads still go to it; it only
+// gets no new ones. A lost process that registers again (same boot ID) holds again those of
+// its partitions not made elsewhere yet. It returns at once and rebuilds in the background.
 func (d *Datasets) NodeChanged(e Event) {
-	switch e.Kind {
-	case EventLost:
+	if e.Kind == EventLost {
 		// Calls in flight to a node gone silent are cut off, so they move to other nodes. A
 		// process replaced by a restart at the same address keeps the connection: it reconnects
 		// to the new process, and calls made to that are not cut off.
 		if now, ok := d.cfg.Membership.Node(e.Node.ID); !ok || now.State == StateLost || now.Addr != e.Node.Addr {
 			d.clients.forget(e.Node.Addr)
 		}
-		d.mu.Lock()
-		d.lostSeq[e.Node.ID]++
-		d.mu.Unlock()
-		d.rebuild()
-	case EventJoined:
-		d.rebuild()
 	}
-}
-
-// rebuild makes again, in the background, every partition of a held dataset that has no owner
-// or whose owner was lost since making it, unless it is being made already.
-func (d *Datasets) rebuild() {
-	type rebuild struct {
-		e     *datasetEntry
-		parts []int
-	}
-	var work []rebuild
 	d.mu.Lock()
-	for _, e := range d.entries {
-		var parts []int
-		for i, owner := range e.owners {
-			if e.pending[i] || (owner.ID != "" && d.lostSeq[owner.ID] == e.ownerSeq[i]) {
-				continue
-			}
-			e.owners[i] = Node{}
-			e.pending[i] = true
-			p := e.ds.Parts()[i]
+	ch := d.sched.Observe(scheduleNode(e.Node))
+	for _, u := range ch.Unowned {
+		if en := d.entries[u.Dataset]; en != nil {
+			p := en.ds.Parts()[u.Partition]
 			p.Fetch = nil
-			_ = e.ds.SetPart(i, p)
-			parts = append(parts, i)
+			_ = en.ds.SetPart(u.Partition, p)
 		}
-		if len(parts) > 0 {
-			work = append(work, rebuild{e, parts})
+	}
+	for _, m := range ch.Reowned {
+		if en := d.entries[m.Dataset]; en != nil {
+			p := en.ds.Parts()[m.Partition]
+			p.Location, p.Fetch = m.Node.Addr, d.fetcher(en, m.Partition, m.Node.Addr)
+			_ = en.ds.SetPart(m.Partition, p)
+		}
+	}
+	var rebuild []*datasetEntry
+	for _, k := range ch.Rebuild {
+		if en := d.entries[k]; en != nil {
+			rebuild = append(rebuild, en)
 		}
 	}
 	d.mu.Unlock()
-	for _, w := range work {
-		// A panic ends this rebuild (it is logged); its partitions stay unowned and are no
-		// longer pending, so the next rebuild takes them up again.
-		safe.Spawn("rebuilding dataset partitions", func() error {
-			defer func() {
-				d.mu.Lock()
-				for _, p := range w.parts {
-					w.e.pending[p] = false
-				}
-				d.mu.Unlock()
-			}()
-			log := d.cfg.Logger.With("dataset", w.e.job.Name, "generation", w.e.ds.Generation(), "partitions", w.parts)
-			log.Warn("making again the dataset partitions of a lost data node")
-			// Retry until the partitions are made or the dataset is no longer held: nothing
-			// else would make them again while the nodes stay as they are.
-			for wait := time.Second; ; wait = min(2*wait, maxRebuildWait) {
-				nodes := d.aliveNodes()
-				err := errs.Unavailablef("no data node is alive")
-				if len(nodes) > 0 {
-					err = d.materialize(context.Background(), w.e, w.e.unowned(&d.mu, w.parts), nodes, nil)
-				}
-				if err == nil {
-					log.Info("dataset partitions made again")
-					return nil
-				}
-				log.Error("making dataset partitions again failed; retrying", "err", err, "retry_in", wait)
-				time.Sleep(wait)
-				d.mu.Lock()
-				held := d.entries[entryKey(w.e)] == w.e
-				d.mu.Unlock()
-				if !held {
-					return nil
-				}
-			}
-		}, nil)
+	if len(ch.Reowned) > 0 {
+		d.cfg.Logger.Info("a lost data node came back holding partitions not yet made again; they are read there again", "node", e.Node.ID, "partitions", len(ch.Reowned))
+	}
+	for _, en := range rebuild {
+		d.rebuild(en)
 	}
 }
 
-// unowned returns the partitions among parts that no node holds (mu guards e).
-func (e *datasetEntry) unowned(mu *sync.Mutex, parts []int) []int {
-	mu.Lock()
-	defer mu.Unlock()
-	var out []int
-	for _, p := range parts {
-		if e.owners[p].ID == "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// materialize makes the given partitions of e on nodes: each partition goes to the node with the
-// fewest bytes placed so far (largest partitions first), the nodes work in parallel, and a
-// partition whose node fails is tried on another alive node.
-func (d *Datasets) materialize(ctx context.Context, e *datasetEntry, parts []int, nodes []Node, done func(PartitionStats)) error {
-	load := map[string]int64{}
+// release ends a drive of e (Create's); partitions that wait again are made in the background.
+func (d *Datasets) release(e *datasetEntry) {
 	d.mu.Lock()
-	for i, o := range e.owners {
-		if o.ID != "" {
-			load[o.ID] += max(e.job.Parts[i].Bytes, 1)
-		}
-	}
+	again := d.sched.Release(e.key)
 	d.mu.Unlock()
-	order := slices.Clone(parts)
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(e.job.Parts[b].Bytes, e.job.Parts[a].Bytes) })
-	queues := map[string][]int{}
-	byID := map[string]Node{}
-	for _, n := range nodes {
-		byID[n.ID] = n
+	if again {
+		d.rebuild(e)
 	}
-	for _, p := range order {
-		least := nodes[0].ID
-		for _, n := range nodes[1:] {
-			if load[n.ID] < load[least] {
-				least = n.ID
-			}
-		}
-		queues[least] = append(queues[least], p)
-		load[least] += max(e.job.Parts[p].Bytes, 1)
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	for id, queue := range queues {
-		safe.Go(g, "dataset materialization", func() error {
-			for _, p := range queue {
-				if err := d.makePart(gctx, e, p, byID[id], done); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
-	return g.Wait()
 }
 
-// makePart makes partition p of e on node n, moving to another alive node when n fails with an
-// error that is not the query's fault.
-func (d *Datasets) makePart(ctx context.Context, e *datasetEntry, p int, n Node, done func(PartitionStats)) error {
-	spec := e.job.Parts[p]
+// rebuild drives e in the background (the scheduler made the caller its driver): it makes the
+// waiting partitions again, retrying with exponential backoff until none waits, the dataset is
+// no longer held, or Close.
+func (d *Datasets) rebuild(e *datasetEntry) {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return
+	}
+	d.rebuilds.Add(1)
+	d.mu.Unlock()
+	log := d.cfg.Logger.With("dataset", e.key.Name, "generation", e.key.Generation)
+	safe.Spawn("rebuilding dataset partitions", func() error {
+		log.Warn("making again the dataset partitions of a lost data node")
+		wait := backoff.NewExponentialBackOff()
+		wait.InitialInterval, wait.Multiplier, wait.MaxInterval = firstRebuildWait, 2, maxRebuildWait
+		for {
+			// Nothing else makes the partitions again while the nodes stay as they are: retry
+			// without a limit but Close.
+			_, err := backoff.Retry(d.ctx, func() (struct{}, error) { return struct{}{}, d.make(d.ctx, e, nil) },
+				backoff.WithBackOff(wait), backoff.WithMaxElapsedTime(0),
+				backoff.WithNotify(func(err error, next time.Duration) {
+					log.Error("making dataset partitions again failed; retrying", "err", err, "retry_in", next)
+				}))
+			if err != nil {
+				return nil // closed
+			}
+			d.mu.Lock()
+			again := d.sched.Release(e.key)
+			d.mu.Unlock()
+			if !again {
+				log.Info("dataset partitions made again")
+				return nil
+			}
+		}
+	}, func(err error) {
+		if err != nil {
+			// A panic: the next membership change that finds the partitions waiting starts
+			// another rebuild.
+			d.mu.Lock()
+			d.sched.Abandon(e.key)
+			d.mu.Unlock()
+		}
+		d.rebuilds.Done()
+	})
+}
+
+// make drives e: it has the waiting partitions made where the scheduler places them, the nodes
+// in parallel, each node's partitions one after another, round after round until none waits
+// (partitions wait again when their node is lost while it makes them). It fails when a
+// partition could not be made (the scheduler gave it up) or no node is alive.
+func (d *Datasets) make(ctx context.Context, e *datasetEntry, done func(PartitionStats)) error {
+	for {
+		nodes := d.scheduleNodes()
+		d.mu.Lock()
+		makes, err := d.sched.Plan(e.key, nodes)
+		d.mu.Unlock()
+		if err != nil || len(makes) == 0 {
+			return err
+		}
+		queues := map[string][]schedule.Make{}
+		for _, m := range makes {
+			queues[m.Node.ID] = append(queues[m.Node.ID], m)
+		}
+		g, gctx := errgroup.WithContext(ctx)
+		for _, queue := range queues {
+			safe.Go(g, "dataset materialization", func() error {
+				// Every make is reported, even after another failed (it then fails at once
+				// on the canceled context), so none is left without an outcome.
+				var first error
+				for _, m := range queue {
+					if err := d.makePart(gctx, e, m, done); err != nil && first == nil {
+						first = err
+					}
+				}
+				return first
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+	}
+}
+
+// makePart carries out m and reports the outcome to the scheduler; when the node failed (not
+// the query), it carries out the scheduler's next Make for the partition, on another node.
+func (d *Datasets) makePart(ctx context.Context, e *datasetEntry, m schedule.Make, done func(PartitionStats)) error {
+	spec := e.job.Parts[m.Partition]
 	req := MaterializeRequest{
-		Dataset: e.job.Name, Generation: e.ds.Generation(), Partitions: len(e.job.Parts), Partition: p,
+		Dataset: e.job.Name, Generation: e.key.Generation, Partitions: len(e.job.Parts), Partition: m.Partition,
 		SQL: e.job.SQL, Catalog: e.job.Catalog, Schema: e.job.Schema, Pins: e.job.Pins,
 		Tasks: spec.Tasks, Whole: spec.Whole, Stored: e.job.Stored,
 	}
@@ -486,38 +494,43 @@ func (d *Datasets) makePart(ctx context.Context, e *datasetEntry, p int, n Node,
 	if err != nil {
 		return errs.Internalf("materialize request: %v", err)
 	}
-	tried := map[string]bool{}
-	for attempt := 0; ; attempt++ {
-		tried[n.ID] = true
-		d.mu.Lock()
-		seq := d.lostSeq[n.ID]
-		d.mu.Unlock()
+	for {
 		var stats PartitionStats
-		err := d.clients.action(ctx, n.Addr, ActionMaterialize, body, &stats)
+		err := ctx.Err()
+		if err == nil {
+			err = d.clients.action(ctx, m.Node.Addr, ActionMaterialize, body, &stats)
+		}
 		if err == nil {
 			d.mu.Lock()
-			if d.lostSeq[n.ID] == seq {
-				e.owners[p], e.ownerSeq[p] = n, seq
-				_ = e.ds.SetPart(p, memcat.Part{Rows: stats.Rows, Bytes: stats.Bytes, Location: n.Addr, Fetch: d.fetcher(e, p, n.Addr)})
-				d.mu.Unlock()
-				if done != nil {
-					done(stats)
-				}
-				return nil
+			counted := d.sched.Done(m)
+			if counted {
+				_ = e.ds.SetPart(m.Partition, memcat.Part{Rows: stats.Rows, Bytes: stats.Bytes, Location: m.Node.Addr, Fetch: d.fetcher(e, m.Partition, m.Node.Addr)})
 			}
 			d.mu.Unlock()
-			err = errs.Unavailablef("data node %s was lost while it made the partition", n.ID)
+			if counted && done != nil {
+				done(stats)
+			}
+			// Not counted: the node was lost while it made the partition (the next round
+			// places it again), or the dataset is gone.
+			return nil
 		}
-		if !nodeFailed(ctx, err) {
-			return fmt.Errorf("partition %d on data node %s: %w", p, n.ID, err)
-		}
-		next, ok := d.otherNode(tried)
-		if !ok || attempt+1 >= maxMaterializeAttempts {
+		nodeFault := nodeFailed(ctx, err)
+		nodes := d.scheduleNodes()
+		d.mu.Lock()
+		next, verdict := d.sched.Failed(m, nodeFault, nodes)
+		d.mu.Unlock()
+		switch verdict {
+		case schedule.Stale:
+			return nil
+		case schedule.GiveUp:
+			if !nodeFault {
+				return fmt.Errorf("partition %d on data node %s: %w", m.Partition, m.Node.ID, err)
+			}
 			// The nodes failed, not the query: retrying later may succeed.
-			return errs.Unavailablef("partition %d on data node %s: %s", p, n.ID, status.Convert(err).Message())
+			return errs.Unavailablef("partition %d on data node %s: %s", m.Partition, m.Node.ID, status.Convert(err).Message())
 		}
-		d.cfg.Logger.Warn("data node failed to make a partition; trying another", "dataset", e.job.Name, "partition", p, "node", n.ID, "next", next.ID, "err", err)
-		n = next
+		d.cfg.Logger.Warn("data node failed to make a partition; trying another", "dataset", e.job.Name, "partition", m.Partition, "node", m.Node.ID, "next", next.Node.ID, "err", err)
+		m = next
 	}
 }
 
@@ -525,7 +538,7 @@ func (d *Datasets) makePart(ctx context.Context, e *datasetEntry, p int, n Node,
 func (d *Datasets) fetcher(e *datasetEntry, p int, addr string) func(context.Context, []int) (array.RecordReader, error) {
 	return func(ctx context.Context, columns []int) (array.RecordReader, error) {
 		raw, err := EncodePartitionTicket(d.cfg.Key, PartitionTicket{
-			Dataset: e.job.Name, Generation: e.ds.Generation(), Partition: p, Columns: columns,
+			Dataset: e.job.Name, Generation: e.key.Generation, Partition: p, Columns: columns,
 			Expires: time.Now().Add(DefaultPartitionTicketTTL),
 		})
 		if err != nil {
@@ -539,9 +552,24 @@ func (d *Datasets) fetcher(e *datasetEntry, p int, addr string) func(context.Con
 	}
 }
 
+// discard forgets e, which failed to be made, and frees what the nodes made of it.
+func (d *Datasets) discard(e *datasetEntry) {
+	d.mu.Lock()
+	d.forgetLocked(e)
+	d.mu.Unlock()
+	d.dropOnNodes(e)
+}
+
+// forgetLocked removes e from the registry and the scheduler: its outcomes become stale and
+// its rebuild, if any, ends.
+func (d *Datasets) forgetLocked(e *datasetEntry) {
+	delete(d.entries, e.key)
+	d.sched.Remove(e.key)
+}
+
 // dropOnNodes frees e on every node that may hold it: alive and suspect ones.
 func (d *Datasets) dropOnNodes(e *datasetEntry) {
-	body, _ := json.Marshal(DropRequest{Dataset: e.job.Name, Generation: e.ds.Generation()})
+	body, _ := json.Marshal(DropRequest{Dataset: e.job.Name, Generation: e.key.Generation})
 	seen := map[string]bool{}
 	for _, n := range d.cfg.Membership.Nodes() {
 		if n.State == StateLost {
@@ -559,17 +587,19 @@ func (d *Datasets) dropOnNodes(e *datasetEntry) {
 	}
 }
 
-// aliveNodes lists the nodes new partitions may be placed on (PlacementNodes).
-func (d *Datasets) aliveNodes() []Node { return PlacementNodes(d.cfg.Membership.Nodes()) }
-
-// otherNode picks an alive node not in tried.
-func (d *Datasets) otherNode(tried map[string]bool) (Node, bool) {
-	for _, n := range d.aliveNodes() {
-		if !tried[n.ID] {
-			return n, true
-		}
+// scheduleNodes is the membership now, as the scheduler takes it. It must be called without
+// mu: reading the membership may deliver events, which take mu.
+func (d *Datasets) scheduleNodes() []schedule.Node {
+	nodes := d.cfg.Membership.Nodes()
+	out := make([]schedule.Node, len(nodes))
+	for i, n := range nodes {
+		out[i] = scheduleNode(n)
 	}
-	return Node{}, false
+	return out
+}
+
+func scheduleNode(n Node) schedule.Node {
+	return schedule.Node{ID: n.ID, Addr: n.Addr, BootID: n.BootID, State: schedule.State(n.State)}
 }
 
 // entryLocked returns the entry of the dataset attached under name.
@@ -578,7 +608,7 @@ func (d *Datasets) entryLocked(name string) *datasetEntry {
 	if !ok {
 		return nil
 	}
-	return d.entries[entryKeyOf(ds)]
+	return d.entries[keyOf(ds)]
 }
 
 // currentLocked reports whether e is the generation attached under its name.
@@ -587,30 +617,28 @@ func (d *Datasets) currentLocked(e *datasetEntry) bool {
 	return ok && ds == e.ds
 }
 
-func entryKey(e *datasetEntry) string { return entryKeyOf(e.ds) }
+func keyOf(ds *memcat.Dataset) schedule.Key {
+	return schedule.Key{Name: ds.Name(), Generation: ds.Generation()}
+}
 
-func entryKeyOf(ds *memcat.Dataset) string { return fmt.Sprintf("%s@%d", ds.Name(), ds.Generation()) }
-
-func (e *datasetEntry) info() DatasetInfo {
+// infoLocked is e as system.datasets shows it: rebuilding while a partition has no holder.
+func (d *Datasets) infoLocked(e *datasetEntry) DatasetInfo {
 	rows, bytes := e.ds.Totals()
 	info := DatasetInfo{
-		Name: e.job.Name, Generation: e.ds.Generation(), Fingerprint: e.job.Fingerprint, Source: e.job.Source,
+		Name: e.job.Name, Generation: e.key.Generation, Fingerprint: e.job.Fingerprint, Source: e.job.Source,
 		SQL: e.job.SQL, Pins: e.job.Pins, Partitions: len(e.job.Parts), Rows: rows, Bytes: bytes,
 		State: DatasetReady, Created: e.created, Hits: e.reuses,
 	}
 	nodes := map[string]bool{}
 	missing := 0
-	for _, o := range e.owners {
+	for _, o := range d.sched.Owners(e.key) {
 		if o.ID == "" {
 			missing++
 			continue
 		}
 		nodes[o.ID] = true
 	}
-	for id := range nodes {
-		info.Nodes = append(info.Nodes, id)
-	}
-	slices.Sort(info.Nodes)
+	info.Nodes = slices.Sorted(maps.Keys(nodes))
 	if missing > 0 {
 		info.State = DatasetRebuilding
 	}

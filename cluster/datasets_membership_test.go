@@ -16,18 +16,33 @@ import (
 	"google.golang.org/grpc"
 
 	memcat "github.com/cachedb/cachedb/catalog/memory"
+	"github.com/cachedb/cachedb/cluster/schedule"
 )
 
 // countingStore is a data node's DatasetStore that records the partitions it is asked to make.
 type countingStore struct {
 	mu   sync.Mutex
 	made []string // "dataset/partition"
+	// hang, when set, makes the node hang: each call is announced on it and then waits for its
+	// context to end.
+	hang chan string
 }
 
-func (s *countingStore) Materialize(_ context.Context, req MaterializeRequest) (PartitionStats, error) {
+func (s *countingStore) Materialize(ctx context.Context, req MaterializeRequest) (PartitionStats, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.made = append(s.made, req.Dataset+"/"+string(rune('0'+req.Partition)))
+	hang := s.hang
+	if hang == nil {
+		s.made = append(s.made, req.Dataset+"/"+string(rune('0'+req.Partition)))
+	}
+	s.mu.Unlock()
+	if hang != nil {
+		select {
+		case hang <- req.Dataset:
+		case <-ctx.Done():
+		}
+		<-ctx.Done()
+		return PartitionStats{}, ctx.Err()
+	}
 	return PartitionStats{Rows: 1, Bytes: 8}, nil
 }
 func (s *countingStore) DropDataset(string, uint64) {}
@@ -201,4 +216,64 @@ func TestDatasetsMoveOnlyOnLoss(t *testing.T) {
 func ready(d *Datasets, name string) bool {
 	info, ok := d.Lookup(name)
 	return ok && info.State == DatasetReady
+}
+
+// The registry hands node states to the scheduler as they are: the names must be the same.
+func TestSchedulerStatesAreMembershipStates(t *testing.T) {
+	for c, s := range map[State]schedule.State{StateAlive: schedule.Alive, StateSuspect: schedule.Suspect, StateLost: schedule.Lost} {
+		if scheduleNode(Node{State: c}).State != s {
+			t.Errorf("membership state %q is not the scheduler's %q", c, s)
+		}
+	}
+}
+
+// A node lost only because it was cut off comes back as the same process, its memory intact:
+// what it held and nobody has made again yet is read there again, and nothing is made.
+func TestDatasetsUseAgainWhatTheSameProcessStillHolds(t *testing.T) {
+	r := startMembershipRegistry(t, "a")
+	r.create(t, "d", 2)
+	for range 11 {
+		tick(t, r.m, r.clock)
+	}
+	if got := states(r.m); got != "a=lost" {
+		t.Fatalf("states %s", got)
+	}
+	if info, _ := r.d.Lookup("d"); info.State != DatasetRebuilding || len(info.Nodes) != 0 {
+		t.Fatalf("d after its only node was lost: %+v", info)
+	}
+	// The rebuild finds no node and waits to retry; a registers again as the same process.
+	deadline := time.Now().Add(eventually)
+	for !rebuildRunning() {
+		if time.Now().After(deadline) {
+			t.Fatal("no rebuild runs after the loss")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := r.m.Register("a", r.addrs["a"], "boot-a"); err != nil {
+		t.Fatal(err)
+	}
+	r.waitReady(t, "d", "a")
+	for rebuildRunning() {
+		if time.Now().After(deadline) {
+			t.Fatal("the rebuild still runs with every partition held")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := r.made(); got != "a=2" {
+		t.Errorf("made %s, want only the first 2 partitions", got)
+	}
+	for i, p := range r.d.entries[keyOf(mustDataset(t, r.d, "d"))].ds.Parts() {
+		if p.Location != r.addrs["a"] || p.Fetch == nil {
+			t.Errorf("partition %d is not read from a again: %+v", i, p)
+		}
+	}
+}
+
+func mustDataset(t *testing.T, d *Datasets, name string) *memcat.Dataset {
+	t.Helper()
+	ds, ok := d.cfg.Catalog.Dataset(name)
+	if !ok {
+		t.Fatalf("no dataset %s", name)
+	}
+	return ds
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cachedb/cachedb/cluster/schedule"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/internal/safe"
 )
@@ -62,7 +63,8 @@ type EventKind string
 const (
 	// EventJoined: a process registered that the head holds no data of: a new node, a new
 	// process under a known ID (after EventLost of the old one), or a lost node registering
-	// again. Its partitions from before, if any, are not used again.
+	// again. Only a lost node that is the same process (same boot ID and address) holds again
+	// those of its partitions not yet made elsewhere; nothing else it held is used again.
 	EventJoined EventKind = "joined"
 	// EventSuspect: an alive node missed heartbeats for longer than SuspectAfter. Nothing
 	// moves; new work avoids it.
@@ -453,23 +455,10 @@ func checkName(what, v string) error {
 	return nil
 }
 
-// PlacementNodes returns the nodes new work (scan tasks, dataset partitions) may be placed on:
-// the alive ones. Only when none is alive are the suspect ones returned: work placed on a slow
-// node beats work refused.
+// PlacementNodes returns the nodes new work (scan tasks, dataset partitions) may be placed on
+// (schedule.Placeable): the alive ones, or the suspect ones when none is alive.
 func PlacementNodes(nodes []Node) []Node {
-	var alive, suspect []Node
-	for _, n := range nodes {
-		switch n.State {
-		case StateAlive:
-			alive = append(alive, n)
-		case StateSuspect:
-			suspect = append(suspect, n)
-		}
-	}
-	if len(alive) == 0 {
-		return suspect
-	}
-	return alive
+	return schedule.Placeable(nodes, func(n Node) schedule.State { return schedule.State(n.State) })
 }
 
 // ReachableNodes returns the nodes that are not lost: reads of what they hold still go to them.

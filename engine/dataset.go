@@ -21,14 +21,10 @@ import (
 	"github.com/cachedb/cachedb/planner"
 )
 
-// DefaultPartitionsPerNode is how many partitions a dataset gets per alive data node when its
-// definition does not say: several per node, so that the partitions of a lost node spread over
-// all survivors.
-const DefaultPartitionsPerNode = 4
-
 // DatasetOptions shape a materialized dataset.
 type DatasetOptions struct {
-	// Partitions is the number of partitions (0: DefaultPartitionsPerNode per alive data node).
+	// Partitions is the number of partitions (0: schedule.DefaultPartitionsPerNode per alive
+	// data node).
 	// A query that cannot be divided has one partition; a table with fewer scan tasks has one
 	// per task.
 	Partitions int
@@ -99,19 +95,7 @@ func (e *Engine) materialize(ctx context.Context, name string, q *planner.Query,
 		Source: opts.Source,
 	}
 	if divisible {
-		bytes := scan.TaskBytes()
-		n := opts.Partitions
-		if n <= 0 {
-			n = DefaultPartitionsPerNode * max(e.datasets.AliveNodes(), 1)
-		}
-		n = max(min(n, len(bytes)), 1)
-		for _, tasks := range exec.AssignShares(bytes, n) {
-			spec := cluster.PartSpec{Tasks: tasks}
-			for _, t := range tasks {
-				spec.Bytes += bytes[t]
-			}
-			job.Parts = append(job.Parts, spec)
-		}
+		job.Parts = e.datasets.PartSpecs(scan.TaskBytes(), opts.Partitions)
 	} else {
 		job.Parts = []cluster.PartSpec{{Whole: true}}
 	}

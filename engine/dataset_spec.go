@@ -34,7 +34,7 @@ type DatasetSpec struct {
 	Snapshot string `json:"snapshot,omitempty" yaml:"snapshot,omitempty"`
 	// SQL is a whole query instead of Table, Columns, Filter and Snapshot.
 	SQL string `json:"sql,omitempty" yaml:"sql,omitempty"`
-	// Partitions is the number of partitions (0: DefaultPartitionsPerNode per data node).
+	// Partitions is the number of partitions (0: schedule.DefaultPartitionsPerNode per data node).
 	Partitions int `json:"partitions,omitempty" yaml:"partitions,omitempty"`
 	// Replace swaps out a dataset of the same name made from a different definition.
 	Replace bool `json:"replace,omitempty" yaml:"replace,omitempty"`

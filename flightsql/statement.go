@@ -13,8 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/cluster/schedule"
 	"github.com/cachedb/cachedb/engine"
-	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
 )
 
@@ -207,9 +207,9 @@ func (s *Server) flightInfo(desc *flight.FlightDescriptor, schema *arrow.Schema,
 
 // dataNodeInfo answers a query with endpoints at the data nodes when there are data nodes and
 // the query reads tables they can read (engine.Distribute); it returns nil, nil when the query
-// must run here alone. The scan tasks are placed on the nodes (ownersOf); when the final stage
-// runs on the nodes each node that has a part gets an endpoint located there, otherwise the one
-// endpoint is this head, which gathers from the nodes what it needs.
+// must run here alone. The scan tasks are placed on the nodes (schedule.PlaceScans); when the
+// final stage runs on the nodes each node that has a part gets an endpoint located there,
+// otherwise the one endpoint is this head, which gathers from the nodes what it needs.
 func (s *Server) dataNodeInfo(ctx context.Context, desc *flight.FlightDescriptor, schema *arrow.Schema, t statementTicket) (*flight.FlightInfo, error) {
 	if s.opts.DataNodes == nil {
 		return nil, nil
@@ -221,28 +221,19 @@ func (s *Server) dataNodeInfo(ctx context.Context, desc *flight.FlightDescriptor
 	}
 	// Free scan tasks go to the first placeable nodes; nodes holding the query's data join them.
 	placeable := len(nodes)
-	if more := s.holdersBeyond(plan, nodes); len(more) > 0 {
-		nodes = append(slices.Clone(nodes), more...)
-		if plan, err = s.eng.Distribute(engine.WithSession(ctx, t.session), t.sql, len(nodes)); err != nil || plan == nil {
-			return nil, err
-		}
-	}
-	if len(nodes) == 0 {
-		for _, scan := range plan.Scans {
-			if slices.ContainsFunc(scan.Locations, func(l string) bool { return l != "" }) {
-				return nil, errs.Unavailablef("no data node is alive to read this query's data")
+	if s.opts.ReachableNodes != nil {
+		if more := schedule.ScanHolders(placementScans(plan), nodes, s.opts.ReachableNodes()); len(more) > 0 {
+			nodes = append(slices.Clone(nodes), more...)
+			if plan, err = s.eng.Distribute(engine.WithSession(ctx, t.session), t.sql, len(nodes)); err != nil || plan == nil {
+				return nil, err
 			}
 		}
-		return nil, nil
 	}
-	st := &ticketStage{query: newQueryID(), nodes: nodes, self: -1}
-	for _, scan := range plan.Scans {
-		owners, err := ownersOf(scan, nodes, placeable)
-		if err != nil {
-			return nil, err
-		}
-		st.owners = append(st.owners, owners)
+	owners, onNodes, err := schedule.PlaceScans(placementScans(plan), nodes, placeable)
+	if err != nil || !onNodes {
+		return nil, err
 	}
+	st := &ticketStage{query: newQueryID(), nodes: nodes, self: -1, owners: owners}
 	info := &flight.FlightInfo{
 		Schema:           flight.SerializeSchema(schema, s.opts.Alloc),
 		FlightDescriptor: desc,
@@ -285,67 +276,13 @@ func newQueryID() string {
 	return hex.EncodeToString(b)
 }
 
-// holdersBeyond lists the reachable nodes (Options.ReachableNodes) outside nodes that hold data
-// the plan reads, in the order first met.
-func (s *Server) holdersBeyond(plan *engine.DistributedPlan, nodes []string) []string {
-	if s.opts.ReachableNodes == nil {
-		return nil
-	}
-	var reachable, out []string
-	for _, scan := range plan.Scans {
-		for _, loc := range scan.Locations {
-			if loc == "" || slices.Contains(nodes, loc) || slices.Contains(out, loc) {
-				continue
-			}
-			if reachable == nil {
-				reachable = s.opts.ReachableNodes()
-			}
-			if slices.Contains(reachable, loc) {
-				out = append(out, loc)
-			}
-		}
+// placementScans is what the scheduler needs of a plan's distributed scans.
+func placementScans(plan *engine.DistributedPlan) []schedule.Scan {
+	out := make([]schedule.Scan, len(plan.Scans))
+	for i, div := range plan.Scans {
+		out[i] = schedule.Scan{Locations: div.Locations, Bytes: div.Bytes}
 	}
 	return out
-}
-
-// ownersOf places a distributed scan's tasks on nodes (by index): a located task on its node,
-// the others spread by bytes (exec.AssignShares) over the first placeable nodes (the others
-// only serve what they hold). A task located at a node not in nodes is an errs.Unavailable
-// error: its rows are being rebuilt.
-func ownersOf(div engine.Division, nodes []string, placeable int) ([]int, error) {
-	index := make(map[string]int, len(nodes))
-	for i, n := range nodes {
-		index[n] = i
-	}
-	owners := make([]int, div.Tasks())
-	var free []int
-	for task, loc := range div.Locations {
-		if loc == "" {
-			free = append(free, task)
-			continue
-		}
-		i, alive := index[loc]
-		if !alive {
-			return nil, errs.Unavailablef("part of this query's data is on data node %s, which was lost; its partitions are being rebuilt, try again shortly", loc)
-		}
-		owners[task] = i
-	}
-	if len(free) == 0 {
-		return owners, nil
-	}
-	if placeable == 0 {
-		return nil, errs.Unavailablef("no data node is alive to read this query's tables")
-	}
-	sizes := make([]int64, len(free))
-	for i, task := range free {
-		sizes[i] = div.Bytes[task]
-	}
-	for node, members := range exec.AssignShares(sizes, placeable) {
-		for _, m := range members {
-			owners[free[m]] = node
-		}
-	}
-	return owners, nil
 }
 
 // commandInfo describes a metadata result whose ticket is the command itself.
