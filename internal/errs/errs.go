@@ -1,6 +1,6 @@
 // Package errs defines the small set of error categories that every layer of cachedb uses.
 // Errors are created with one of the constructors below and wrapped with %w as they travel up;
-// flightsql maps the category to a gRPC status code in exactly one place.
+// internal/rpcerr maps the category to a gRPC status code and back, in exactly one place.
 package errs
 
 import (
@@ -29,6 +29,9 @@ const (
 	// Unavailable is a part of the cluster that cannot be reached right now (a data node that
 	// was lost, a partition being rebuilt): the same request may succeed when retried.
 	Unavailable
+	// Unauthenticated is a call that did not prove it comes from the cluster (a missing or
+	// wrong signature with the cluster secret).
+	Unauthenticated
 )
 
 func (c Category) String() string {
@@ -47,6 +50,8 @@ func (c Category) String() string {
 		return "canceled"
 	case Unavailable:
 		return "unavailable"
+	case Unauthenticated:
+		return "unauthenticated"
 	default:
 		return "internal"
 	}
@@ -89,6 +94,11 @@ func Exhaustedf(format string, args ...any) error { return newf(ResourceExhauste
 
 // Unavailablef returns an Unavailable error: retrying later may succeed.
 func Unavailablef(format string, args ...any) error { return newf(Unavailable, format, args...) }
+
+// Unauthenticatedf reports a call that did not prove it comes from the cluster.
+func Unauthenticatedf(format string, args ...any) error {
+	return newf(Unauthenticated, format, args...)
+}
 
 // Internalf reports a bug.
 func Internalf(format string, args ...any) error { return newf(Internal, format, args...) }
