@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
+
+	"github.com/cachedb/cachedb/internal/errs"
 )
 
 // The internal actions between the head and the data nodes (register, heartbeat, materialize,
@@ -42,7 +42,7 @@ func verifyAction(ctx context.Context, key []byte, action *flight.Action, now ti
 		return nil
 	}
 	refuse := func(why string) error {
-		return status.Errorf(codes.Unauthenticated, "%s: %s; the head and every data node must share one cluster secret (--cluster-secret or CACHEDB_CLUSTER_SECRET)", action.Type, why)
+		return errs.Unauthenticatedf("%s: %s; the head and every data node must share one cluster secret (--cluster-secret or CACHEDB_CLUSTER_SECRET)", action.Type, why)
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	values := md.Get(actionAuthHeader)

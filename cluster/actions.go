@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/rpcerr"
 )
 
 // Flight action types of the membership protocol.
@@ -82,17 +80,17 @@ func (a *Actions) Handles(actionType string) bool {
 func (a *Actions) Do(ctx context.Context, action *flight.Action) ([]byte, error) {
 	if a.Handles(action.Type) {
 		if err := verifyAction(ctx, a.key, action, time.Now()); err != nil {
-			return nil, err
+			return nil, rpcerr.ToStatus(err)
 		}
 	}
 	switch action.Type {
 	case ActionRegister:
 		var req RegisterRequest
 		if err := decodeBody(action, &req, maxBody); err != nil {
-			return nil, wireError(err)
+			return nil, rpcerr.ToStatus(err)
 		}
 		if _, err := a.m.Register(req.ID, req.Addr, req.BootID); err != nil {
-			return nil, wireError(err)
+			return nil, rpcerr.ToStatus(err)
 		}
 		return json.Marshal(RegisterResponse{
 			HeartbeatIntervalMS: a.m.HeartbeatInterval().Milliseconds(),
@@ -102,14 +100,14 @@ func (a *Actions) Do(ctx context.Context, action *flight.Action) ([]byte, error)
 	case ActionHeartbeat:
 		var req HeartbeatRequest
 		if err := decodeBody(action, &req, maxBody); err != nil {
-			return nil, wireError(err)
+			return nil, rpcerr.ToStatus(err)
 		}
 		if err := a.m.Heartbeat(req.ID); err != nil {
-			return nil, wireError(err)
+			return nil, rpcerr.ToStatus(err)
 		}
 		return json.Marshal(HeartbeatResponse{})
 	default:
-		return nil, status.Errorf(codes.Unimplemented, "action type %q is not a membership action", action.Type)
+		return nil, rpcerr.ToStatus(errs.Unsupportedf("action type %q is not a membership action", action.Type))
 	}
 }
 
@@ -137,7 +135,7 @@ func (w *wrapped) DoAction(action *flight.Action, stream flight.FlightService_Do
 }
 
 func (w *wrapped) ListActions(in *flight.Empty, stream flight.FlightService_ListActionsServer) error {
-	if err := w.FlightServer.ListActions(in, stream); err != nil && status.Code(err) != codes.Unimplemented {
+	if err := w.FlightServer.ListActions(in, stream); err != nil && errs.CategoryOf(rpcerr.FromStatus(err)) != errs.Unsupported {
 		return err
 	}
 	for _, t := range []*flight.ActionType{
@@ -167,38 +165,4 @@ func strictUnmarshal(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
-}
-
-// wireError gives an error of a cluster action its gRPC code, whichever Flight server carries
-// the action: the membership protocol relies on NotFound (a node registers again) and
-// InvalidArgument; an error that already carries a code (from a nested call) keeps it.
-func wireError(err error) error {
-	var e *errs.Error
-	if errors.As(err, &e) {
-		code := codes.Internal
-		switch e.Category {
-		case errs.InvalidInput:
-			code = codes.InvalidArgument
-		case errs.NotFound:
-			code = codes.NotFound
-		case errs.AlreadyExists:
-			code = codes.AlreadyExists
-		case errs.Unsupported:
-			code = codes.Unimplemented
-		case errs.ResourceExhausted:
-			code = codes.ResourceExhausted
-		case errs.Canceled:
-			code = codes.Canceled
-		case errs.Unavailable:
-			code = codes.Unavailable
-		}
-		return status.Error(code, err.Error())
-	}
-	if errors.Is(err, context.Canceled) {
-		return status.Error(codes.Canceled, err.Error())
-	}
-	if st, ok := status.FromError(err); ok {
-		return st.Err()
-	}
-	return status.Error(codes.Internal, err.Error())
 }

@@ -13,9 +13,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
+
+	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/rpcerr"
 )
 
 // Defaults for AgentConfig fields left zero.
@@ -134,8 +135,8 @@ func (a *Agent) Run(ctx context.Context) error {
 		switch {
 		case ctx.Err() != nil:
 			return nil
-		case status.Code(err) == codes.NotFound:
-			log.Info("the head does not know this node; registering again", "reason", status.Convert(err).Message())
+		case errs.CategoryOf(err) == errs.NotFound:
+			log.Info("the head does not know this node; registering again", "reason", err)
 			registered, wait = false, 0
 		case err != nil:
 			if !failing {
@@ -178,11 +179,12 @@ func (a *Agent) call(ctx context.Context, client flight.Client, actionType strin
 	return nil
 }
 
-// DoAction runs one Flight action and returns the body of its single result.
+// DoAction runs one Flight action and returns the body of its single result. A failure the
+// server answered is read with rpcerr.FromStatus: it has the category it had there.
 func DoAction(ctx context.Context, client flight.Client, actionType string, body []byte) ([]byte, error) {
 	stream, err := client.DoAction(ctx, &flight.Action{Type: actionType, Body: body})
 	if err != nil {
-		return nil, err
+		return nil, rpcerr.FromStatus(err)
 	}
 	var out []byte
 	got := false
@@ -192,7 +194,7 @@ func DoAction(ctx context.Context, client flight.Client, actionType string, body
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, rpcerr.FromStatus(err)
 		}
 		if !got {
 			out, got = r.Body, true

@@ -18,11 +18,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/cenkalti/backoff/v5"
 	"golang.org/x/sync/errgroup"
-	"google.golang.org/grpc/status"
 
 	memcat "github.com/cachedb/cachedb/catalog/memory"
 	"github.com/cachedb/cachedb/cluster/schedule"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/rpcerr"
 	"github.com/cachedb/cachedb/internal/safe"
 )
 
@@ -514,7 +514,7 @@ func (d *Datasets) makePart(ctx context.Context, e *datasetEntry, m schedule.Mak
 			// places it again), or the dataset is gone.
 			return nil
 		}
-		nodeFault := nodeFailed(ctx, err)
+		nodeFault := rpcerr.Retryable(ctx, err)
 		nodes := d.scheduleNodes()
 		d.mu.Lock()
 		next, verdict := d.sched.Failed(m, nodeFault, nodes)
@@ -527,7 +527,7 @@ func (d *Datasets) makePart(ctx context.Context, e *datasetEntry, m schedule.Mak
 				return fmt.Errorf("partition %d on data node %s: %w", m.Partition, m.Node.ID, err)
 			}
 			// The nodes failed, not the query: retrying later may succeed.
-			return errs.Unavailablef("partition %d on data node %s: %s", m.Partition, m.Node.ID, status.Convert(err).Message())
+			return errs.Unavailablef("partition %d on data node %s: %v", m.Partition, m.Node.ID, err)
 		}
 		d.cfg.Logger.Warn("data node failed to make a partition; trying another", "dataset", e.job.Name, "partition", m.Partition, "node", m.Node.ID, "next", next.Node.ID, "err", err)
 		m = next
@@ -545,8 +545,8 @@ func (d *Datasets) fetcher(e *datasetEntry, p int, addr string) func(context.Con
 			return nil, err
 		}
 		rdr, err := d.clients.doGet(ctx, addr, raw)
-		if err != nil && nodeFailed(ctx, err) {
-			return nil, errs.Unavailablef("reading partition %d of dataset %q from data node %s: %s; a lost node's partitions are rebuilt on the others, retry shortly", p, e.job.Name, addr, status.Convert(err).Message())
+		if err != nil && rpcerr.Retryable(ctx, err) {
+			return nil, errs.Unavailablef("reading partition %d of dataset %q from data node %s: %v; a lost node's partitions are rebuilt on the others, retry shortly", p, e.job.Name, addr, err)
 		}
 		return rdr, err
 	}
@@ -645,23 +645,6 @@ func (d *Datasets) infoLocked(e *datasetEntry) DatasetInfo {
 	return info
 }
 
-// retryable reports whether a failed node call may succeed on another node: the node is gone,
-// overloaded or out of memory, rather than the query being wrong.
-func retryable(err error) bool {
-	switch codeOf(err) {
-	case "Unavailable", "ResourceExhausted", "DeadlineExceeded", "Aborted", "Internal", "Unknown":
-		return true
-	}
-	return false
-}
-
-// nodeFailed reports whether a call to a node failed for the node's sake rather than the
-// caller's: retryable, or canceled although ctx was not (the node's connection was closed because
-// it was marked lost).
-func nodeFailed(ctx context.Context, err error) bool {
-	return retryable(err) || (codeOf(err) == "Canceled" && ctx.Err() == nil)
-}
-
 // nodeClients keeps one Flight client per data node address. Its actions are signed with key,
 // the cluster secret.
 type nodeClients struct {
@@ -719,7 +702,7 @@ func (c *nodeClients) action(ctx context.Context, addr, typ string, body []byte,
 	action := &flight.Action{Type: typ, Body: body}
 	stream, err := cl.DoAction(signAction(ctx, c.key, action), action)
 	if err != nil {
-		return err
+		return rpcerr.FromStatus(err)
 	}
 	var last []byte
 	for {
@@ -728,7 +711,7 @@ func (c *nodeClients) action(ctx context.Context, addr, typ string, body []byte,
 			break
 		}
 		if err != nil {
-			return err
+			return rpcerr.FromStatus(err)
 		}
 		last = res.GetBody()
 	}
@@ -749,7 +732,11 @@ func (c *nodeClients) doGet(ctx context.Context, addr string, ticket []byte) (ar
 	}
 	stream, err := cl.DoGet(ctx, &flight.Ticket{Ticket: ticket})
 	if err != nil {
-		return nil, err
+		return nil, rpcerr.FromStatus(err)
 	}
-	return flight.NewRecordReader(stream)
+	rdr, err := flight.NewRecordReader(stream)
+	if err != nil {
+		return nil, rpcerr.FromStatus(err)
+	}
+	return remoteReader{rdr}, nil
 }

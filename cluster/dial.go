@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
+
+	"github.com/cachedb/cachedb/internal/rpcerr"
 )
 
 // maxPartitionMessage bounds one message of a partition stream the head receives; a dataset's
@@ -37,7 +39,10 @@ func dialNode(addr string) (flight.Client, error) {
 	return cl, nil
 }
 
-// codeOf names the gRPC code of err ("Unknown" for an error without one).
-func codeOf(err error) string {
-	return status.Code(err).String()
+// remoteReader reads a stream another process serves; its error is read with
+// rpcerr.FromStatus, so a failure mid-stream keeps the category it had there.
+type remoteReader struct {
+	array.RecordReader
 }
+
+func (r remoteReader) Err() error { return rpcerr.FromStatus(r.RecordReader.Err()) }

@@ -8,10 +8,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/rpcerr"
 )
 
 // Flight action types a data node serves for the head's dataset registry.
@@ -110,7 +109,7 @@ func (n *nodeService) DoAction(action *flight.Action, stream flight.FlightServic
 	if (action.Type == ActionMaterialize || action.Type == ActionDropPartitions) && n.cfg.Store != nil ||
 		action.Type == ActionCancelStage && n.cfg.Shuffles != nil {
 		if err := verifyAction(stream.Context(), n.cfg.Key, action, time.Now()); err != nil {
-			return err
+			return rpcerr.ToStatus(err)
 		}
 	}
 	switch {
@@ -141,11 +140,11 @@ func (n *nodeService) DoAction(action *flight.Action, stream flight.FlightServic
 		return n.FlightServer.DoAction(action, stream)
 	}
 	if err != nil {
-		return wireError(err)
+		return rpcerr.ToStatus(err)
 	}
 	body, err := json.Marshal(result)
 	if err != nil {
-		return status.Error(codes.Internal, err.Error())
+		return rpcerr.ToStatus(errs.Internalf("%s result: %v", action.Type, err))
 	}
 	return stream.Send(&flight.Result{Body: body})
 }
@@ -173,7 +172,7 @@ func (n *nodeService) DoGet(ticket *flight.Ticket, stream flight.FlightService_D
 		return n.FlightServer.DoGet(ticket, stream)
 	}
 	if err != nil {
-		return wireError(err)
+		return rpcerr.ToStatus(err)
 	}
 	defer rdr.Release()
 	w := flight.NewRecordWriter(stream, ipc.WithSchema(rdr.Schema()))
@@ -184,7 +183,7 @@ func (n *nodeService) DoGet(ticket *flight.Ticket, stream flight.FlightService_D
 		}
 	}
 	if err := rdr.Err(); err != nil {
-		return wireError(err)
+		return rpcerr.ToStatus(err)
 	}
 	return nil
 }

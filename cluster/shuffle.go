@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"google.golang.org/grpc/status"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/rpcerr"
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // Stage is one distributed execution of a query: what every data node needs to plan the query
@@ -119,10 +120,10 @@ func (s *Shuffles) Fetch(ctx context.Context, t ShuffleTicket) (array.RecordRead
 	if err != nil && ctx.Err() != nil {
 		// The fetch was stopped by its own statement (canceled, past its deadline), not by
 		// the node.
-		return nil, context.Cause(ctx)
+		return nil, stream.Stopped(ctx)
 	}
-	if err != nil && nodeFailed(ctx, err) {
-		return nil, errs.Unavailablef("shuffle %d: data node %s did not answer: %s; retry the query", t.Shuffle, addr, status.Convert(err).Message())
+	if err != nil && rpcerr.Retryable(ctx, err) {
+		return nil, errs.Unavailablef("shuffle %d: data node %s did not answer: %v; retry the query", t.Shuffle, addr, err)
 	}
 	return rdr, err
 }

@@ -26,6 +26,6 @@
 //     several rows runs the statement once per row; query results are concatenated.
 //   - Every batch sent to a client is at most Options.MaxBatchBytes (4 MiB by default, gRPC's
 //     default receive limit) unless a single row is larger; larger batches are split by rows.
-//   - Errors carry the gRPC code of their errs category (see statusOf) and the engine's message.
+//   - Errors carry the gRPC code of their errs category (internal/rpcerr.ToStatus) and the engine's message.
 //     A panic in a handler becomes an Internal error; the server keeps serving.
 package flightsql

@@ -6,12 +6,11 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/rpcerr"
 )
 
 // ActionLoad materializes a dataset from a job spec: DoAction with body an engine.DatasetSpec
@@ -54,18 +53,18 @@ func (l *loadService) DoAction(action *flight.Action, stream flight.FlightServic
 		return l.FlightServer.DoAction(action, stream)
 	}
 	if len(action.Body) > maxLoadBody {
-		return statusOf(errs.Invalidf("%s: the spec is %d bytes, more than %d", ActionLoad, len(action.Body), maxLoadBody))
+		return rpcerr.ToStatus(errs.Invalidf("%s: the spec is %d bytes, more than %d", ActionLoad, len(action.Body), maxLoadBody))
 	}
 	var spec engine.DatasetSpec
 	dec := json.NewDecoder(bytes.NewReader(action.Body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&spec); err != nil {
-		return statusOf(errs.Invalidf("%s: the spec is not valid JSON of a dataset: %v", ActionLoad, err))
+		return rpcerr.ToStatus(errs.Invalidf("%s: the spec is not valid JSON of a dataset: %v", ActionLoad, err))
 	}
 	send := func(m LoadMessage) error {
 		body, err := json.Marshal(m)
 		if err != nil {
-			return status.Error(codes.Internal, err.Error())
+			return rpcerr.ToStatus(errs.Internalf("%s: progress message: %v", ActionLoad, err))
 		}
 		return stream.Send(&flight.Result{Body: body})
 	}
@@ -78,7 +77,7 @@ func (l *loadService) DoAction(action *flight.Action, stream flight.FlightServic
 	})
 	if err != nil {
 		l.s.opts.Logger.Warn("load failed", "dataset", spec.Name, "err", err)
-		return statusOf(err)
+		return rpcerr.ToStatus(err)
 	}
 	if sendErr != nil {
 		return sendErr
@@ -90,7 +89,7 @@ func (l *loadService) DoAction(action *flight.Action, stream flight.FlightServic
 }
 
 func (l *loadService) ListActions(in *flight.Empty, stream flight.FlightService_ListActionsServer) error {
-	if err := l.FlightServer.ListActions(in, stream); err != nil && status.Code(err) != codes.Unimplemented {
+	if err := l.FlightServer.ListActions(in, stream); err != nil && errs.CategoryOf(rpcerr.FromStatus(err)) != errs.Unsupported {
 		return err
 	}
 	return stream.Send(&flight.ActionType{Type: ActionLoad, Description: "materialize a dataset from a job spec (JSON); streams progress"})

@@ -15,11 +15,11 @@ import (
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
 
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/flightsql"
+	"github.com/cachedb/cachedb/internal/rpcerr"
 )
 
 func newLoadCommand() *cobra.Command {
@@ -146,10 +146,7 @@ func runLoad(ctx context.Context, head string, spec engine.DatasetSpec, out, pro
 }
 
 func loadError(head string, err error) error {
-	if st, ok := status.FromError(err); ok {
-		return fmt.Errorf("load on %s failed (%s): %s", head, st.Code(), st.Message())
-	}
-	return fmt.Errorf("load on %s failed: %w", head, err)
+	return fmt.Errorf("load on %s failed (%s): %w", head, rpcerr.Code(err), rpcerr.FromStatus(err))
 }
 
 func snapshotText(pins map[string]string) string {

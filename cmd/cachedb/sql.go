@@ -14,7 +14,8 @@ import (
 	"golang.org/x/term"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
+
+	"github.com/cachedb/cachedb/internal/rpcerr"
 )
 
 func newSQLCommand() *cobra.Command {
@@ -89,7 +90,7 @@ func runSQL(ctx context.Context, addr string, statements []string, out, errOut i
 
 // printError writes a failed statement's gRPC code and message, as `cachedb sql` reports it.
 func printError(w io.Writer, err error) {
-	fmt.Fprintf(w, "ERROR (%s): %s\n", status.Code(err), status.Convert(err).Message())
+	fmt.Fprintf(w, "ERROR (%s): %s\n", rpcerr.Code(err), rpcerr.Message(err))
 }
 
 // session is a connection to a server and to the data nodes its endpoints name.
