@@ -88,7 +88,7 @@ func produceInto(ctx context.Context, op Operator, p int, tc *TaskContext, out c
 		case out <- b:
 		case <-ctx.Done():
 			b.Release()
-			return ctx.Err()
+			return stream.Stopped(ctx)
 		}
 	}
 }

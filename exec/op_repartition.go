@@ -79,7 +79,7 @@ func (r *Repartition) Execute(ctx context.Context, partition int, tc *TaskContex
 			}
 			return b, nil
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, stream.Stopped(ctx)
 		}
 	}
 	return stream.Pull(ctx, r.Schema(), pull, func() { run.release(partition) }), nil
@@ -217,7 +217,7 @@ func (run *repartitionRun) send(ctx context.Context, p int, b arrow.RecordBatch)
 		return nil
 	case <-ctx.Done():
 		b.Release()
-		return ctx.Err()
+		return stream.Stopped(ctx)
 	}
 }
 

@@ -109,7 +109,7 @@ func (o *ShuffleOutput) Claim(ctx context.Context, bucket int) (array.RecordRead
 			select {
 			case <-changed:
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return nil, stream.Stopped(ctx)
 			}
 		}
 	}
