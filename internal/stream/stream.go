@@ -51,6 +51,10 @@ var _ array.RecordReader = (*Reader)(nil)
 // owned by the reader from then on, or nil and nil at the end, or an error (a batch returned
 // with an error is released). next is not called again once it has returned nil or an error.
 // Before each call the reader checks ctx: once ctx has ended the stream ends with Stopped(ctx).
+// An error next returns after ctx has ended is reported as Stopped(ctx) too: work cut short by
+// the end of its context (an Arrow kernel's "context deadline exceeded", wrapped as whatever
+// the operator that called it wraps errors as) reports why it was stopped, the same way
+// whichever operator it went through.
 // onClose (nil for none) runs exactly once, as the package comment says; it must release
 // whatever next draws from.
 func Pull(ctx context.Context, schema *arrow.Schema, next func() (arrow.RecordBatch, error), onClose func()) *Reader {
@@ -96,6 +100,9 @@ func (r *Reader) Next() bool {
 		if b != nil {
 			b.Release()
 		}
+		if stop := Stopped(r.ctx); err != nil && stop != nil {
+			err = stop
+		}
 		r.finish(err)
 		return false
 	}
@@ -137,8 +144,8 @@ func (r *Reader) releaseCurrent() {
 }
 
 // Stopped is the error of a stream whose context ended, nil while ctx runs: the cause ctx was
-// canceled with when that is a categorized error (a stage that failed says why), else an
-// errs.Canceled error wrapping the cause, so errors.Is still tells context.Canceled from
+// canceled with when one was given (a stage that failed says why), else an errs.Canceled error
+// wrapping the context error, so errors.Is still tells context.Canceled from
 // context.DeadlineExceeded.
 func Stopped(ctx context.Context) error {
 	if ctx.Err() == nil {
@@ -146,7 +153,7 @@ func Stopped(ctx context.Context) error {
 	}
 	cause := context.Cause(ctx)
 	var categorized *errs.Error
-	if errors.As(cause, &categorized) {
+	if errors.As(cause, &categorized) || !errors.Is(cause, context.Canceled) && !errors.Is(cause, context.DeadlineExceeded) {
 		return cause
 	}
 	msg := "query canceled"

@@ -185,6 +185,11 @@ func TestContextEndStopsTheStream(t *testing.T) {
 			cancel(errs.Unavailablef("node lost"))
 			return ctx
 		}, nil, errs.Unavailable},
+		{"other cause", func() context.Context {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			cancel(errPlain)
+			return ctx
+		}, errPlain, errs.Internal},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -202,6 +207,39 @@ func TestContextEndStopsTheStream(t *testing.T) {
 			}
 			if got := errs.CategoryOf(r.Err()); got != c.cat {
 				t.Fatalf("category %v, want %v (%v)", got, c.cat, r.Err())
+			}
+		})
+	}
+}
+
+var errPlain = errors.New("a producer failed")
+
+// TestErrorCausedByTheContextEndReportsTheEnd: a source that fails because its context ended
+// while it ran (as an Arrow kernel does, under whatever wrapping) makes the stream report the
+// context's end, not the failure.
+func TestErrorCausedByTheContextEndReportsTheEnd(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		end  func(context.CancelCauseFunc)
+		is   error
+	}{
+		{"canceled", func(cancel context.CancelCauseFunc) { cancel(nil) }, context.Canceled},
+		{"deadline", func(cancel context.CancelCauseFunc) { cancel(context.DeadlineExceeded) }, context.DeadlineExceeded},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			src := &source{t: t, mem: checked(t), left: 2}
+			r := Pull(ctx, schema, func() (arrow.RecordBatch, error) {
+				tt.end(cancel)
+				return nil, errs.Internalf("selecting rows: %v", ctx.Err())
+			}, src.close)
+			defer r.Release()
+			if r.Next() {
+				t.Fatal("Next returned true on an error")
+			}
+			if !errors.Is(r.Err(), tt.is) || errs.CategoryOf(r.Err()) != errs.Canceled {
+				t.Fatalf("Err = %v (%v), want a canceled error wrapping %v", r.Err(), errs.CategoryOf(r.Err()), tt.is)
 			}
 		})
 	}
