@@ -2,43 +2,62 @@ package cluster
 
 import (
 	"context"
-	"crypto/hmac"
-	"encoding/hex"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/internal/errs"
 )
 
 // The internal actions between the head and the data nodes (register, heartbeat, materialize,
-// drop-partitions) are authenticated with the cluster secret: the caller sends, in the gRPC
-// metadata header actionAuthHeader, "<unix seconds>:<hex HMAC-SHA256>" over the action type,
-// that time and the body. The receiver refuses with UNAUTHENTICATED an action without it, with
-// a wrong MAC, or signed more than actionAuthSkew away from its own clock. A process without a
-// cluster secret neither signs nor checks.
+// drop-partitions, cancel-stage) are authenticated with the cluster secret: the caller sends, in
+// the gRPC metadata header actionAuthHeader, a ticket.Action envelope (unpadded base64url)
+// sealed with its current key over the action type and the SHA-256 of the body, expiring
+// actionAuthSkew after it was signed. The receiver refuses with UNAUTHENTICATED an action
+// without it, signed with a key it does not hold (current or previous), for another type or
+// body, or signed more than actionAuthSkew away from its own clock. A process without a cluster
+// secret neither signs nor checks.
 const actionAuthHeader = "cachedb-cluster-auth"
 
 // actionAuthSkew is how far the signer's clock may be from the receiver's.
 const actionAuthSkew = 5 * time.Minute
 
-// signAction returns ctx carrying the authentication of action under key (ctx itself when key
-// is empty).
-func signAction(ctx context.Context, key []byte, action *flight.Action) context.Context {
-	if len(key) == 0 {
+// actionClaim is the payload of a ticket.Action envelope: the one call it signs.
+type actionClaim struct {
+	Type       string `json:"type"`
+	BodySHA256 []byte `json:"body_sha256"`
+}
+
+// TicketKind makes actionClaim the payload of ticket.Action envelopes.
+func (actionClaim) TicketKind() ticket.Kind { return ticket.Action }
+
+func claimOf(action *flight.Action) actionClaim {
+	sum := sha256.Sum256(action.Body)
+	return actionClaim{Type: action.Type, BodySHA256: sum[:]}
+}
+
+// signAction returns ctx carrying the authentication of action under key's current key (ctx
+// itself when key is nil).
+func signAction(ctx context.Context, key *ticket.Keyring, action *flight.Action) context.Context {
+	if key == nil {
 		return ctx
 	}
-	at := strconv.FormatInt(time.Now().Unix(), 10)
-	return metadata.AppendToOutgoingContext(ctx, actionAuthHeader, at+":"+hex.EncodeToString(actionMAC(key, action, at)))
+	raw, err := key.Seal(time.Now().Add(actionAuthSkew), claimOf(action))
+	if err != nil {
+		// A claim always encodes; the receiver refuses the unsigned call and says why.
+		return ctx
+	}
+	return metadata.AppendToOutgoingContext(ctx, actionAuthHeader, base64.RawURLEncoding.EncodeToString(raw))
 }
 
 // verifyAction checks the authentication that ctx's incoming metadata carries for action.
-func verifyAction(ctx context.Context, key []byte, action *flight.Action, now time.Time) error {
-	if len(key) == 0 {
+func verifyAction(ctx context.Context, key *ticket.Keyring, action *flight.Action, now time.Time) error {
+	if key == nil {
 		return nil
 	}
 	refuse := func(why string) error {
@@ -49,28 +68,21 @@ func verifyAction(ctx context.Context, key []byte, action *flight.Action, now ti
 	if len(values) != 1 {
 		return refuse("the call is not signed with the cluster secret")
 	}
-	at, sum, ok := strings.Cut(values[0], ":")
-	secs, err := strconv.ParseInt(at, 10, 64)
-	mac, hexErr := hex.DecodeString(sum)
-	if !ok || err != nil || hexErr != nil {
+	raw, err := base64.RawURLEncoding.DecodeString(values[0])
+	if err != nil {
 		return refuse("its signature is malformed")
 	}
-	if !hmac.Equal(mac, actionMAC(key, action, at)) {
-		return refuse("its signature does not match this node's cluster secret")
+	// The envelope expires actionAuthSkew after signing: expired means signed too long ago.
+	claim, expires, err := ticket.OpenAs[actionClaim](key, raw, now)
+	if err != nil {
+		// err names the keys when they differ, and how to make them agree.
+		return errs.Unauthenticatedf("%s: its signature is not valid here: %v", action.Type, err)
 	}
-	if skew := now.Sub(time.Unix(secs, 0)); skew > actionAuthSkew || skew < -actionAuthSkew {
-		return refuse(fmt.Sprintf("it was signed %s away from this node's clock", skew.Round(time.Second)))
+	if want := claimOf(action); claim.Type != want.Type || string(claim.BodySHA256) != string(want.BodySHA256) {
+		return refuse("its signature does not match this call (signed for another action or body)")
+	}
+	if signed := expires.Add(-actionAuthSkew); signed.Sub(now) > actionAuthSkew {
+		return refuse(fmt.Sprintf("it was signed %s away from this node's clock", signed.Sub(now).Round(time.Second)))
 	}
 	return nil
-}
-
-func actionMAC(key []byte, action *flight.Action, at string) []byte {
-	payload := make([]byte, 0, len(action.Type)+len(at)+len(action.Body)+24)
-	payload = append(payload, "cachedb.action/1\n"...)
-	payload = append(payload, action.Type...)
-	payload = append(payload, '\n')
-	payload = append(payload, at...)
-	payload = append(payload, '\n')
-	payload = append(payload, action.Body...)
-	return mac(key, payload)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/internal/rpcerr"
 )
@@ -63,12 +64,12 @@ type NodeInfo struct {
 // Actions serves the head's side of the membership protocol over Flight DoAction.
 type Actions struct {
 	m   *Membership
-	key []byte
+	key *ticket.Keyring
 }
 
-// NewActions returns the Flight handler for m. With a cluster secret key, it refuses every
-// action not signed with it (UNAUTHENTICATED); an empty key accepts any caller.
-func NewActions(m *Membership, key []byte) *Actions { return &Actions{m: m, key: key} }
+// NewActions returns the Flight handler for m. With a cluster secret, it refuses every action
+// not signed with one of its keys (UNAUTHENTICATED); a nil key accepts any caller.
+func NewActions(m *Membership, key *ticket.Keyring) *Actions { return &Actions{m: m, key: key} }
 
 // Handles reports whether actionType is one Actions serves.
 func (a *Actions) Handles(actionType string) bool {

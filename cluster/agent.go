@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/internal/rpcerr"
 )
@@ -33,8 +34,9 @@ type AgentConfig struct {
 	Addr string
 	// Head is the HOST:PORT of the head's Flight SQL server.
 	Head string
-	// Key is the cluster secret the agent signs its actions with (empty: unsigned).
-	Key []byte
+	// Key is the cluster secret the agent signs its actions with (its current key; nil:
+	// unsigned).
+	Key *ticket.Keyring
 	// BootID names this process of the node (default: NewBootID()). Give the same one to
 	// NodeConfig, so node-info reports what the head was told.
 	BootID string

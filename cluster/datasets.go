@@ -20,7 +20,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	memcat "github.com/cachedb/cachedb/catalog/memory"
+
 	"github.com/cachedb/cachedb/cluster/schedule"
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/internal/rpcerr"
 	"github.com/cachedb/cachedb/internal/safe"
@@ -50,8 +52,8 @@ type DatasetsConfig struct {
 	// Catalog is the head engine's own catalog: datasets are attached there, so queries name
 	// them like tables.
 	Catalog *memcat.Catalog
-	// Key is the cluster secret the head signs partition tickets with.
-	Key []byte
+	// Key is the cluster secret the head signs partition tickets and node actions with.
+	Key *ticket.Keyring
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -648,12 +650,12 @@ func (d *Datasets) infoLocked(e *datasetEntry) DatasetInfo {
 // nodeClients keeps one Flight client per data node address. Its actions are signed with key,
 // the cluster secret.
 type nodeClients struct {
-	key     []byte
+	key     *ticket.Keyring
 	mu      sync.Mutex
 	clients map[string]flight.Client
 }
 
-func newNodeClients(key []byte) *nodeClients {
+func newNodeClients(key *ticket.Keyring) *nodeClients {
 	return &nodeClients{key: key, clients: map[string]flight.Client{}}
 }
 

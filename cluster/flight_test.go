@@ -2,13 +2,12 @@ package cluster
 
 import (
 	"context"
-	"encoding/hex"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +21,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/cachedb/cachedb/cluster/ticket"
 )
 
 const (
@@ -38,6 +39,7 @@ var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // testHead is a head's Flight server carrying only the membership actions.
 type testHead struct {
+	key  *ticket.Keyring
 	m    *Membership
 	log  *eventLog
 	srv  *grpc.Server
@@ -52,9 +54,9 @@ func startHead(t *testing.T, addr string) *testHead {
 }
 
 // startHeadWithKey is startHead with a cluster secret that every action must be signed with.
-func startHeadWithKey(t *testing.T, addr string, key []byte) *testHead {
+func startHeadWithKey(t *testing.T, addr string, key *ticket.Keyring) *testHead {
 	t.Helper()
-	h := &testHead{log: &eventLog{}}
+	h := &testHead{key: key, log: &eventLog{}}
 	h.m = NewMembership(Config{HeartbeatInterval: testInterval, SuspectAfter: testSuspectAfter, LostAfter: testLostAfter, OnChange: h.log.add})
 	var lis net.Listener
 	var err error
@@ -215,22 +217,38 @@ func TestAgentWaitsForHead(t *testing.T) {
 }
 
 func TestActionsNeedTheClusterSecret(t *testing.T) {
-	key := []byte("the cluster secret")
+	key := ticket.NewKeyring([]byte("the cluster secret"), nil)
 	head := startHeadWithKey(t, "127.0.0.1:0", key)
 	c := dial(t, head.addr)
 	body := []byte(`{"id":"n1","addr":"h:1"}`)
 	action := &flight.Action{Type: ActionRegister, Body: body}
-	stale := strconv.FormatInt(time.Now().Add(-time.Hour).Unix(), 10)
+	// header carries raw as the signature of a call.
+	header := func(raw []byte) context.Context {
+		return metadata.AppendToOutgoingContext(context.Background(), actionAuthHeader, base64.RawURLEncoding.EncodeToString(raw))
+	}
+	sealed := func(p ticket.Payload, signedAt time.Time) context.Context {
+		raw, err := key.Seal(signedAt.Add(actionAuthSkew), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return header(raw)
+	}
+	another := ticket.NewKeyring([]byte("another"), nil)
+	partition := PartitionTicket{Dataset: "d", Columns: []int{0}}
 	for _, tc := range []struct {
 		name string
 		ctx  context.Context
 		msg  string
 	}{
 		{"unsigned", context.Background(), "not signed with the cluster secret"},
-		{"another secret", signAction(context.Background(), []byte("another"), action), "does not match"},
+		{"another secret", signAction(context.Background(), another, action), "signed with key " + another.Current().String()},
 		{"malformed", metadata.AppendToOutgoingContext(context.Background(), actionAuthHeader, "yesterday:zz"), "malformed"},
-		{"stale", metadata.AppendToOutgoingContext(context.Background(), actionAuthHeader, stale+":"+hex.EncodeToString(actionMAC(key, action, stale))), "away from this node's clock"},
-		{"signed for another body", signAction(context.Background(), key, &flight.Action{Type: ActionRegister, Body: []byte(`{"id":"n2","addr":"h:2"}`)}), "does not match"},
+		{"altered", header(append(key.SealRaw(ticket.Action, 1, time.Now().Add(time.Minute), []byte(`{}`)), 0)), "signature does not match"},
+		{"stale", sealed(claimOf(action), time.Now().Add(-time.Hour)), "action ticket expired at"},
+		{"from the future", sealed(claimOf(action), time.Now().Add(time.Hour)), "signed 1h0m0s away from this node's clock"},
+		{"signed for another body", signAction(context.Background(), key, &flight.Action{Type: ActionRegister, Body: []byte(`{"id":"n2","addr":"h:2"}`)}), "does not match this call"},
+		{"signed for another action", signAction(context.Background(), key, &flight.Action{Type: ActionHeartbeat, Body: body}), "does not match this call"},
+		{"a partition ticket", sealed(partition, time.Now()), "a partition ticket is not an action ticket"},
 	} {
 		_, err := DoAction(tc.ctx, c, ActionRegister, body)
 		if status.Code(err) != codes.Unauthenticated || !strings.Contains(err.Error(), tc.msg) {
@@ -244,6 +262,44 @@ func TestActionsNeedTheClusterSecret(t *testing.T) {
 		t.Fatalf("a signed registration was refused: %v", err)
 	}
 	waitStates(t, head.m, "n1=alive")
+}
+
+// While the cluster secret rotates, a head holding the new secret and the old one as previous
+// accepts calls signed with either; once the old one is removed, calls signed with it are
+// refused.
+func TestActionsAcceptThePreviousSecret(t *testing.T) {
+	oldKey, newKey := []byte("old secret"), []byte("new secret")
+	rotating := startHeadWithKey(t, "127.0.0.1:0", ticket.NewKeyring(newKey, oldKey))
+	rotated := startHeadWithKey(t, "127.0.0.1:0", ticket.NewKeyring(newKey, nil))
+	register := func(head *testHead, id string, key *ticket.Keyring) error {
+		body := []byte(`{"id":"` + id + `","addr":"h:1"}`)
+		_, err := DoAction(signAction(context.Background(), key, &flight.Action{Type: ActionRegister, Body: body}), dial(t, head.addr), ActionRegister, body)
+		return err
+	}
+	notRotated, rotatedNode := ticket.NewKeyring(oldKey, nil), ticket.NewKeyring(newKey, oldKey)
+	for _, c := range []struct {
+		head *testHead
+		id   string
+		key  *ticket.Keyring
+	}{{rotating, "old", notRotated}, {rotating, "new", rotatedNode}, {rotated, "new", rotatedNode}} {
+		if err := register(c.head, c.id, c.key); err != nil {
+			t.Errorf("node signing with key %s refused by a head holding %s: %v", c.key, c.head.key, err)
+		}
+	}
+	err := register(rotated, "old", notRotated)
+	if status.Code(err) != codes.Unauthenticated || !strings.Contains(err.Error(), "signed with key "+notRotated.Current().String()) {
+		t.Errorf("a call signed with the removed secret: %v, want UNAUTHENTICATED naming its key", err)
+	}
+	// Registered: known to the head whatever state the silence since has put them in.
+	for head, want := range map[*testHead]string{rotating: "new old", rotated: "new"} {
+		var ids []string
+		for _, n := range head.m.Nodes() {
+			ids = append(ids, n.ID)
+		}
+		if got := strings.Join(ids, " "); got != want {
+			t.Errorf("head holding %s knows nodes %q, want %q", head.key, got, want)
+		}
+	}
 }
 
 func TestActionErrors(t *testing.T) {
@@ -338,12 +394,12 @@ func TestNodeActionsNeedTheClusterSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := grpc.NewServer()
-	flight.RegisterFlightServiceServer(srv, NodeActions(NodeConfig{ID: "n", Key: []byte("k"), Store: refusingStore{t}})(&flight.BaseFlightServer{}))
+	flight.RegisterFlightServiceServer(srv, NodeActions(NodeConfig{ID: "n", Key: ticket.NewKeyring([]byte("k"), nil), Store: refusingStore{t}})(&flight.BaseFlightServer{}))
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
 	c := dial(t, lis.Addr().String())
 	for _, a := range []string{ActionMaterialize, ActionDropPartitions} {
-		_, err := DoAction(signAction(context.Background(), []byte("not k"), &flight.Action{Type: a, Body: []byte(`{}`)}), c, a, []byte(`{}`))
+		_, err := DoAction(signAction(context.Background(), ticket.NewKeyring([]byte("not k"), nil), &flight.Action{Type: a, Body: []byte(`{}`)}), c, a, []byte(`{}`))
 		if status.Code(err) != codes.Unauthenticated {
 			t.Errorf("%s signed with another secret: %v, want UNAUTHENTICATED", a, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/internal/rpcerr"
 )
@@ -74,8 +75,9 @@ type NodeConfig struct {
 	ID, Version string
 	// BootID names this process (see RegisterRequest.BootID); node-info reports it.
 	BootID string
-	// Key is the cluster secret: partition tickets must be signed with it.
-	Key []byte
+	// Key is the cluster secret: tickets and the head's actions must be signed with one of its
+	// keys (nil: the node verifies nothing and serves no partition or shuffle ticket).
+	Key *ticket.Keyring
 	// Store holds the node's datasets (nil: the node serves no dataset actions).
 	Store DatasetStore
 	// Shuffles produces the node's shuffle buckets (nil: the node serves no shuffle tickets).
@@ -151,25 +153,26 @@ func (n *nodeService) DoAction(action *flight.Action, stream flight.FlightServic
 
 // DoGet streams a partition for a partition ticket, a shuffle bucket for a shuffle ticket, and
 // passes any other ticket on.
-func (n *nodeService) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+func (n *nodeService) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServer) error {
 	var (
 		rdr array.RecordReader
 		err error
 	)
-	raw := ticket.GetTicket()
+	raw := tk.GetTicket()
+	kind, isTicket := ticket.KindOf(raw)
 	switch {
-	case IsPartitionTicket(raw) && n.cfg.Store != nil:
+	case isTicket && kind == ticket.Partition && n.cfg.Store != nil:
 		var t PartitionTicket
 		if t, err = DecodePartitionTicket(n.cfg.Key, raw, time.Now()); err == nil {
 			rdr, err = n.cfg.Store.ReadPartition(stream.Context(), t.Dataset, t.Generation, t.Partition, t.Columns)
 		}
-	case IsShuffleTicket(raw) && n.cfg.Shuffles != nil:
+	case isTicket && kind == ticket.Shuffle && n.cfg.Shuffles != nil:
 		var t ShuffleTicket
 		if t, err = DecodeShuffleTicket(n.cfg.Key, raw, time.Now()); err == nil {
 			rdr, err = n.cfg.Shuffles.ServeShuffle(stream.Context(), t)
 		}
 	default:
-		return n.FlightServer.DoGet(ticket, stream)
+		return n.FlightServer.DoGet(tk, stream)
 	}
 	if err != nil {
 		return rpcerr.ToStatus(err)

@@ -1,15 +1,12 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/json"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/internal/rpcerr"
 	"github.com/cachedb/cachedb/internal/stream"
@@ -17,21 +14,22 @@ import (
 
 // Stage is one distributed execution of a query: what every data node needs to plan the query
 // alike (SQL, naming session, pinned table versions) and to find its peers. The head makes one
-// per GetFlightInfo; every ticket of that execution carries it.
+// per GetFlightInfo; every ticket of that execution carries it, and expires with it.
 type Stage struct {
 	// Query tells executions apart (random, made by the head): the shuffle buckets a node
 	// produces belong to one execution.
-	Query   string            `json:"query"`
+	Query   string            `json:"query,omitempty"`
 	SQL     string            `json:"sql"`
 	Catalog string            `json:"catalog,omitempty"`
 	Schema  string            `json:"schema,omitempty"`
 	Pins    map[string]string `json:"pins,omitempty"`
 	// Nodes are the data node addresses taking part, by index.
-	Nodes []string `json:"nodes"`
+	Nodes []string `json:"nodes,omitempty"`
 	// Owners gives, for each distributed scan of the plan (by number), the index of the node
 	// that reads each of its tasks.
-	Owners  [][]int   `json:"owners"`
-	Expires time.Time `json:"expires"`
+	Owners [][]int `json:"owners,omitempty"`
+	// Expires is when the execution's tickets expire; their envelopes carry it.
+	Expires time.Time `json:"-"`
 }
 
 // ShuffleTicket asks a data node for what it produced of one bucket of one shuffle of a stage.
@@ -43,46 +41,19 @@ type ShuffleTicket struct {
 	Node int `json:"node"`
 }
 
-// shuffleTicketPrefix starts every shuffle ticket (see partitionTicketPrefix).
-var shuffleTicketPrefix = []byte("cachedb.shuffle/1:")
+// TicketKind makes ShuffleTicket the payload of ticket.Shuffle tickets.
+func (ShuffleTicket) TicketKind() ticket.Kind { return ticket.Shuffle }
 
-// IsShuffleTicket reports whether raw is meant to be a shuffle ticket.
-func IsShuffleTicket(raw []byte) bool { return bytes.HasPrefix(raw, shuffleTicketPrefix) }
-
-// EncodeShuffleTicket signs t with the cluster secret key.
-func EncodeShuffleTicket(key []byte, t ShuffleTicket) ([]byte, error) {
-	if len(key) == 0 {
-		return nil, errs.Internalf("shuffle ticket: no cluster secret to sign it with")
-	}
-	payload, err := json.Marshal(t)
-	if err != nil {
-		return nil, errs.Internalf("shuffle ticket: %v", err)
-	}
-	out := append(append([]byte{}, shuffleTicketPrefix...), payload...)
-	return append(out, mac(key, payload)...), nil
+// EncodeShuffleTicket seals t with the cluster secret's current key; it expires with its stage.
+func EncodeShuffleTicket(keys *ticket.Keyring, t ShuffleTicket) ([]byte, error) {
+	return keys.Seal(t.Stage.Expires, t)
 }
 
-// DecodeShuffleTicket verifies raw against key and the clock, as DecodePartitionTicket does.
-func DecodeShuffleTicket(key, raw []byte, now time.Time) (ShuffleTicket, error) {
-	var t ShuffleTicket
-	if len(key) == 0 {
-		return t, errs.Invalidf("shuffle ticket cannot be verified: this node has no cluster secret")
-	}
-	body := bytes.TrimPrefix(raw, shuffleTicketPrefix)
-	if len(body) <= sha256.Size || len(body) == len(raw) {
-		return t, errs.Invalidf("shuffle ticket is malformed")
-	}
-	payload, sum := body[:len(body)-sha256.Size], body[len(body)-sha256.Size:]
-	if !hmac.Equal(sum, mac(key, payload)) {
-		return t, errs.Invalidf("shuffle ticket was not issued by this cluster (wrong cluster secret or altered ticket)")
-	}
-	if err := json.Unmarshal(payload, &t); err != nil {
-		return t, errs.Invalidf("shuffle ticket is malformed: %v", err)
-	}
-	if now.After(t.Stage.Expires) {
-		return t, errs.Invalidf("shuffle ticket expired at %s", t.Stage.Expires.Format(time.RFC3339))
-	}
-	return t, nil
+// DecodeShuffleTicket opens a shuffle ticket, as DecodePartitionTicket does.
+func DecodeShuffleTicket(keys *ticket.Keyring, raw []byte, now time.Time) (ShuffleTicket, error) {
+	t, expires, err := ticket.OpenAs[ShuffleTicket](keys, raw, now)
+	t.Stage.Expires = expires
+	return t, err
 }
 
 // ShuffleSource produces shuffle buckets on a data node; the node's engine implements it.
@@ -96,12 +67,12 @@ type ShuffleSource interface {
 // Shuffles fetches shuffle buckets from data nodes with tickets signed by the cluster secret.
 // It is safe for concurrent use.
 type Shuffles struct {
-	key     []byte
+	key     *ticket.Keyring
 	clients *nodeClients
 }
 
-// NewShuffles returns a fetcher signing with key.
-func NewShuffles(key []byte) *Shuffles {
+// NewShuffles returns a fetcher signing with key's current key.
+func NewShuffles(key *ticket.Keyring) *Shuffles {
 	return &Shuffles{key: key, clients: newNodeClients(key)}
 }
 

@@ -33,7 +33,7 @@ type StageCanceler interface {
 // best effort: a node that cannot be reached is running nothing a client can still read, and
 // forgets the execution when its consumers are gone (see the engine's stage idle timeout).
 func (s *Shuffles) CancelStage(ctx context.Context, addr string, st Stage) error {
-	if len(s.key) == 0 {
+	if s.key == nil {
 		return errs.Internalf("cancel stage: no cluster secret to sign it with")
 	}
 	body, err := json.Marshal(CancelStageRequest{Query: st.Query, Expires: st.Expires})

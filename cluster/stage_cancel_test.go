@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/cachedb/cachedb/cluster/ticket"
 )
 
 // recordingShuffles is a ShuffleSource that records the executions it was told to cancel.
@@ -39,18 +41,18 @@ func TestCancelStageNeedsTheClusterSecret(t *testing.T) {
 	}
 	rec := &recordingShuffles{}
 	srv := grpc.NewServer()
-	flight.RegisterFlightServiceServer(srv, NodeActions(NodeConfig{ID: "n", Key: []byte("k"), Shuffles: rec})(&flight.BaseFlightServer{}))
+	flight.RegisterFlightServiceServer(srv, NodeActions(NodeConfig{ID: "n", Key: ticket.NewKeyring([]byte("k"), nil), Shuffles: rec})(&flight.BaseFlightServer{}))
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
 	addr := lis.Addr().String()
 	st := Stage{Query: "q1", Nodes: []string{addr}, Expires: time.Now().Add(time.Hour).UTC().Truncate(time.Second)}
 
-	wrong := NewShuffles([]byte("not k"))
+	wrong := NewShuffles(ticket.NewKeyring([]byte("not k"), nil))
 	defer wrong.Close()
 	if err := wrong.CancelStage(context.Background(), addr, st); status.Code(err) != codes.Unauthenticated {
 		t.Errorf("cancel signed with another secret: %v, want UNAUTHENTICATED", err)
 	}
-	right := NewShuffles([]byte("k"))
+	right := NewShuffles(ticket.NewKeyring([]byte("k"), nil))
 	defer right.Close()
 	if err := right.CancelStage(context.Background(), addr, st); err != nil {
 		t.Fatalf("cancel signed with the cluster secret: %v", err)

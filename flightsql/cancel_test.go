@@ -19,6 +19,7 @@ import (
 
 	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 )
 
@@ -41,7 +42,7 @@ func startCancelCluster(t *testing.T) *cancelCluster {
 func startCancelClusterWith(t *testing.T, opts Options) *cancelCluster {
 	t.Helper()
 	wh := demoWarehouse(t)
-	key := []byte("cluster secret")
+	key := ticket.NewKeyring([]byte("cluster secret"), nil)
 	c := &cancelCluster{alloc: memory.NewCheckedAllocator(memory.NewGoAllocator())}
 	for range 3 {
 		n := startDataNode(t, engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake", Alloc: c.alloc}, key)

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cachedb/cachedb/catalog"
+	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
 )
 
@@ -190,7 +191,10 @@ func TestArrowClientRefusesForgedTickets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed := ts.srv.tickets.encode(statementTicket{kind: ticketQuery, expires: ts.srv.now().Add(time.Minute), sql: "SELECT 1"})
+	signed, err := ts.srv.tickets.Seal(ts.srv.now().Add(time.Minute), statementTicket{Stage: cluster.Stage{SQL: "SELECT 1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	signed[len(signed)-1] ^= 0xff
 	tampered, err := flightsql.CreateStatementQueryTicket(signed)
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/cachedb/cachedb/catalog/iceberg/demo"
 	memcat "github.com/cachedb/cachedb/catalog/memory"
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 )
 
@@ -44,7 +45,7 @@ type datasetCluster struct {
 	members  *cluster.Membership
 	datasets *cluster.Datasets
 	nodes    []*dataNode
-	key      []byte
+	key      *ticket.Keyring
 
 	eventsMu sync.Mutex
 	events   []string
@@ -91,7 +92,7 @@ func serveEngine(t *testing.T, eng *engine.Engine, opts Options) (*Server, strin
 
 func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetCluster {
 	t.Helper()
-	c := &datasetCluster{key: []byte("dataset test cluster secret")}
+	c := &datasetCluster{key: ticket.NewKeyring([]byte("dataset test cluster secret"), nil)}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 
@@ -810,7 +811,7 @@ func TestDatasetsOnDataNodes(t *testing.T) {
 		nodeDS, _ := node.eng.MemoryCatalog().Dataset("feats")
 		pt := cluster.PartitionTicket{Dataset: "feats", Generation: uint64(gen), Partition: part, Columns: []int{0}, Expires: time.Now().Add(time.Minute)}
 		nodeFlight := flightClient(t, node.addr)
-		readTicket := func(key []byte) (int64, error) {
+		readTicket := func(key *ticket.Keyring) (int64, error) {
 			raw, err := cluster.EncodePartitionTicket(key, pt)
 			if err != nil {
 				t.Fatal(err)
@@ -833,7 +834,7 @@ func TestDatasetsOnDataNodes(t *testing.T) {
 		if n, err := readTicket(c.key); err != nil || n != nodeDS.Parts()[part].Rows {
 			t.Errorf("partition %d read with a good ticket: %d rows, %v; want %d", part, n, err, nodeDS.Parts()[part].Rows)
 		}
-		_, err = readTicket([]byte("forged"))
+		_, err = readTicket(ticket.NewKeyring([]byte("forged"), nil))
 		if grpcCode(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "not issued") {
 			t.Errorf("forged partition ticket: %v", err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 )
 
@@ -23,7 +24,7 @@ func TestDistributedQueriesMatchOneProcess(t *testing.T) {
 	newEngineConfig := func() engine.Config {
 		return engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}
 	}
-	key := []byte("cluster secret")
+	key := ticket.NewKeyring([]byte("cluster secret"), nil)
 	var nodes []string
 	for range 3 {
 		nodes = append(nodes, startDataNode(t, newEngineConfig(), key).addr)
@@ -101,7 +102,7 @@ func TestDistributedQueriesWhenTheFilterPrunesEveryFile(t *testing.T) {
 	newEngineConfig := func() engine.Config {
 		return engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}
 	}
-	key := []byte("cluster secret")
+	key := ticket.NewKeyring([]byte("cluster secret"), nil)
 	var nodes []string
 	for range 3 {
 		nodes = append(nodes, startDataNode(t, newEngineConfig(), key).addr)
@@ -141,7 +142,7 @@ func TestQueriesThroughViewsRunOnTheHead(t *testing.T) {
 	ctx := context.Background()
 	wh := demoWarehouse(t)
 	cfg := engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}
-	key := []byte("cluster secret")
+	key := ticket.NewKeyring([]byte("cluster secret"), nil)
 	nodes := []string{startDataNode(t, cfg, key).addr, startDataNode(t, cfg, key).addr}
 	head := startServer(t, cfg, Options{TicketKey: key, DataNodes: func() []string { return nodes }})
 	head.eng.UseShuffles(cluster.NewShuffles(key))
@@ -192,7 +193,7 @@ func TestExplainShowsDistributedPlan(t *testing.T) {
 func TestDistributedQueryWithADeadNode(t *testing.T) {
 	wh := demoWarehouse(t)
 	cfg := engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}
-	key := []byte("cluster secret")
+	key := ticket.NewKeyring([]byte("cluster secret"), nil)
 	var nodes []string
 	for range 3 {
 		nodes = append(nodes, startDataNode(t, cfg, key).addr)

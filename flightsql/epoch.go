@@ -2,15 +2,14 @@ package flightsql
 
 import (
 	"context"
-	"encoding/binary"
 	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	fsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/internal/errs"
 )
@@ -19,7 +18,8 @@ import (
 // carries a /*+ TRAINING(...) */ hint or any call header named epochHeaderPrefix + option
 // (dashes or underscores alike: cachedb-world-size, cachedb-world_size). Both may be given; an
 // option set in both must agree. The answer has one endpoint per segment, located at the data
-// node that holds it, in order (FlightInfo.ordered); each ticket carries its segment, signed.
+// node that holds it, in order (FlightInfo.ordered); each ticket carries its segment
+// (trainingTicket), signed.
 
 // epochHeaderPrefix starts the names of the call headers that carry training read options.
 const epochHeaderPrefix = "cachedb-"
@@ -69,13 +69,12 @@ func (s *Server) epochInfo(ctx context.Context, desc *flight.FlightDescriptor, q
 		Ordered:          true,
 	}
 	expires := s.now().Add(s.opts.TicketTTL)
-	for i := range plan.Segments {
-		t := statementTicket{kind: ticketEpoch, expires: expires, epoch: &plan.Segments[i]}
-		ticket, err := fsql.CreateStatementQueryTicket(s.tickets.encode(t))
+	for i, seg := range plan.Segments {
+		tk, err := s.sealTicket(expires, newTrainingTicket(seg))
 		if err != nil {
-			return nil, errs.Internalf("encoding ticket: %v", err)
+			return nil, err
 		}
-		ep := &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: ticket}}
+		ep := &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: tk}}
 		if loc := plan.Locations[i]; loc != "" {
 			ep.Location = []*flight.Location{{Uri: "grpc://" + loc}}
 		}
@@ -84,90 +83,80 @@ func (s *Server) epochInfo(ctx context.Context, desc *flight.FlightDescriptor, q
 	return info, nil
 }
 
-// appendEpochSlice encodes a segment for a ticket.
-func appendEpochSlice(buf []byte, e *engine.EpochSlice) []byte {
-	u := func(v uint64) { buf = binary.AppendUvarint(buf, v) }
-	buf = appendString(buf, e.Dataset)
-	u(e.Generation)
-	u(uint64(len(e.Columns)))
-	for i, c := range e.Columns {
-		u(uint64(c))
-		buf = appendString(buf, e.Names[i])
-	}
-	u(uint64(len(e.PartRows)))
-	for _, n := range e.PartRows {
-		u(uint64(n))
-	}
-	r, rd := e.Request, e.Request.Reader
-	shuffle := uint64(0)
-	if r.Shuffle {
-		shuffle = 1
-	}
-	for _, v := range []uint64{r.Seed, uint64(r.Epoch), shuffle, uint64(r.ChunkRows), uint64(r.WindowRows),
-		uint64(rd.WorldSize), uint64(rd.Rank), uint64(rd.NumWorkers), uint64(rd.Worker), uint64(rd.BatchSize),
-		uint64(rd.Offset), uint64(rd.Start), uint64(rd.Shares), uint64(e.From), uint64(e.To)} {
-		u(v)
-	}
-	return buf
+// trainingTicket is the payload of a ticket.Training ticket: one segment of a training read
+// (engine.EpochSlice), its options under the names a reader gives them (EpochOptionNames).
+type trainingTicket struct {
+	Dataset    string   `json:"dataset"`
+	Generation uint64   `json:"generation"`
+	Columns    []int    `json:"columns"`
+	Names      []string `json:"names"`
+	PartRows   []int64  `json:"part_rows"`
+	Seed       uint64   `json:"seed,omitempty"`
+	Epoch      int64    `json:"epoch,omitempty"`
+	Shuffle    bool     `json:"shuffle,omitempty"`
+	ChunkRows  int      `json:"chunk_rows,omitempty"`
+	WindowRows int      `json:"window_rows,omitempty"`
+	// PinnedGeneration is EpochRequest.Generation (0 once planned: the slice names its
+	// generation itself).
+	PinnedGeneration uint64            `json:"pinned_generation,omitempty"`
+	WorldSize        int               `json:"world_size,omitempty"`
+	Rank             int               `json:"rank,omitempty"`
+	NumWorkers       int               `json:"num_workers,omitempty"`
+	Worker           int               `json:"worker,omitempty"`
+	BatchSize        int               `json:"batch_size,omitempty"`
+	Offset           int64             `json:"offset,omitempty"`
+	Start            int64             `json:"start,omitempty"`
+	Shares           cluster.ShareMode `json:"shares,omitempty"`
+	From             int64             `json:"from,omitempty"`
+	To               int64             `json:"to,omitempty"`
 }
 
-// readEpochSlice decodes what appendEpochSlice wrote; the caller has verified the ticket's
-// signature, but the numbers are still bounded so that no ticket can make the server allocate
+// TicketKind makes trainingTicket the payload of ticket.Training tickets.
+func (trainingTicket) TicketKind() ticket.Kind { return ticket.Training }
+
+func newTrainingTicket(e engine.EpochSlice) trainingTicket {
+	r, rd := e.Request, e.Request.Reader
+	return trainingTicket{
+		Dataset: e.Dataset, Generation: e.Generation, Columns: e.Columns, Names: e.Names, PartRows: e.PartRows,
+		Seed: r.Seed, Epoch: r.Epoch, Shuffle: r.Shuffle, ChunkRows: r.ChunkRows, WindowRows: r.WindowRows, PinnedGeneration: r.Generation,
+		WorldSize: rd.WorldSize, Rank: rd.Rank, NumWorkers: rd.NumWorkers, Worker: rd.Worker, BatchSize: rd.BatchSize,
+		Offset: rd.Offset, Start: rd.Start, Shares: rd.Shares, From: e.From, To: e.To,
+	}
+}
+
+// maxTrainingCount bounds the counts and indexes of a training ticket, and maxTrainingRows its
+// partition row counts: the ticket is signed, but no ticket may make a data node allocate
 // without limit.
-func readEpochSlice(rest []byte) (*engine.EpochSlice, []byte, error) {
-	truncated := errs.Invalidf("ticket is not valid: truncated")
-	bad := false
-	u := func() uint64 {
-		v, k := binary.Uvarint(rest)
-		if k <= 0 {
-			bad = true
-			return 0
+const (
+	maxTrainingCount = 1 << 30
+	maxTrainingRows  = 1 << 62
+)
+
+// slice returns the segment t carries; a count out of range is an errs.InvalidInput error.
+func (t trainingTicket) slice() (engine.EpochSlice, error) {
+	if len(t.Names) != len(t.Columns) {
+		return engine.EpochSlice{}, errs.Invalidf("training ticket is malformed: %d columns and %d names", len(t.Columns), len(t.Names))
+	}
+	counts := append([]int{t.ChunkRows, t.WindowRows, t.WorldSize, t.Rank, t.NumWorkers, t.Worker, t.BatchSize, int(t.Shares)}, t.Columns...)
+	for _, n := range counts {
+		if n < 0 || n > maxTrainingCount {
+			return engine.EpochSlice{}, errs.Invalidf("training ticket is malformed: %d is out of range", n)
 		}
-		rest = rest[k:]
-		return v
 	}
-	count := func() int {
-		v := u()
-		if v > uint64(len(rest)) {
-			bad = true
-			return 0
+	for _, n := range t.PartRows {
+		if n < 0 || n > maxTrainingRows {
+			return engine.EpochSlice{}, errs.Invalidf("training ticket is malformed: %d partition rows is out of range", n)
 		}
-		return int(v)
 	}
-	str := func() string {
-		s, r, ok := readString(rest)
-		if !ok {
-			bad = true
-			return ""
-		}
-		rest = r
-		return s
-	}
-	e := &engine.EpochSlice{Dataset: str(), Generation: u()}
-	n := count()
-	for range n {
-		e.Columns = append(e.Columns, int(min(u(), 1<<30)))
-		e.Names = append(e.Names, str())
-	}
-	n = count()
-	for range n {
-		e.PartRows = append(e.PartRows, int64(min(u(), 1<<62)))
-	}
-	var v [15]uint64
-	for i := range v {
-		v[i] = u()
-	}
-	if bad {
-		return nil, nil, truncated
-	}
-	small := func(x uint64) int { return int(min(x, 1<<30)) }
-	e.Request = engine.EpochRequest{
-		Seed: v[0], Epoch: int64(v[1]), Shuffle: v[2] == 1, ChunkRows: small(v[3]), WindowRows: small(v[4]),
-		Reader: cluster.EpochReader{
-			WorldSize: small(v[5]), Rank: small(v[6]), NumWorkers: small(v[7]), Worker: small(v[8]), BatchSize: small(v[9]),
-			Offset: int64(v[10]), Start: int64(v[11]), Shares: cluster.ShareMode(small(v[12])),
+	return engine.EpochSlice{
+		Dataset: t.Dataset, Generation: t.Generation, Columns: t.Columns, Names: t.Names, PartRows: t.PartRows,
+		Request: engine.EpochRequest{
+			Seed: t.Seed, Epoch: t.Epoch, Shuffle: t.Shuffle, ChunkRows: t.ChunkRows, WindowRows: t.WindowRows, Generation: t.PinnedGeneration,
+			Reader: cluster.EpochReader{
+				WorldSize: t.WorldSize, Rank: t.Rank, NumWorkers: t.NumWorkers, Worker: t.Worker, BatchSize: t.BatchSize,
+				Offset: t.Offset, Start: t.Start, Shares: t.Shares,
+			},
 		},
-	}
-	e.From, e.To = int64(v[13]), int64(v[14])
-	return e, rest, nil
+		From: t.From, To: t.To,
+	}, nil
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	fsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -23,11 +22,12 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 )
 
 // fuzzKey signs every ticket of the fuzz servers.
-var fuzzKey = []byte("fuzz cluster secret")
+var fuzzKey = ticket.NewKeyring([]byte("fuzz cluster secret"), nil)
 
 // fuzzTables are the tables of the fuzz servers: edge values of each type, NULLs, duplicates.
 var fuzzTables = []string{
@@ -148,7 +148,7 @@ func TestFuzzHarnessReachesExecution(t *testing.T) {
 	s := newFuzzServer(t)
 	ctx, cancel := fuzzContext()
 	defer cancel()
-	ticket, err := fsql.CreateStatementQueryTicket(s.tickets.encode(statementTicket{kind: ticketQuery, expires: time.Now().Add(time.Hour), sql: "SELECT * FROM r"}))
+	stmt, err := s.sealTicket(time.Now().Add(time.Hour), statementTicket{Stage: cluster.Stage{SQL: "SELECT * FROM r"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestFuzzHarnessReachesExecution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, raw := range map[string][]byte{"statement": ticket, "partition": part} {
+	for name, raw := range map[string][]byte{"statement": stmt, "partition": part} {
 		stream := &fakeStream{ctx: ctx, limit: 64}
 		if err := s.service.DoGet(&flight.Ticket{Ticket: raw}, fakeDoGet{stream}); err != nil {
 			t.Errorf("%s ticket: %v", name, err)

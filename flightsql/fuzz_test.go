@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 )
 
@@ -51,58 +52,62 @@ func anyCmd(m proto.Message) []byte {
 }
 
 // FuzzStatementTicket redeems arbitrary statement tickets: as sent (almost all fail the
-// signature), and signed with the server's key, which lets the bytes through to the ticket's
-// parser and then to execution (a query, an epoch segment, a stage).
+// signature), and as the payload of a ticket of any kind signed with the server's key, which
+// lets the bytes through to the payload's decoding and then to execution (a query, a training
+// segment, a stage).
 func FuzzStatementTicket(f *testing.F) {
 	s := newFuzzServer(f)
-	exp := time.Now().Add(time.Hour)
-	payload := func(t statementTicket) []byte {
-		b := s.tickets.encode(t)
-		return b[:len(b)-ticketMACBytes]
+	add := func(p ticket.Payload) {
+		b, err := json.Marshal(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(byte(p.TicketKind()), b)
 	}
 	for _, q := range fuzzSQL {
-		f.Add(payload(statementTicket{kind: ticketQuery, expires: exp, sql: q}))
+		add(statementTicket{Stage: cluster.Stage{SQL: q}})
 	}
-	f.Add(payload(statementTicket{kind: ticketEmpty, expires: exp}))
-	f.Add(payload(statementTicket{kind: ticketQuery, expires: exp, sql: "SELECT 1",
-		session: engine.Session{Catalog: "cachedb", Schema: "public", Pins: map[string]string{"r": "1"}},
-		stage:   &ticketStage{query: "q", nodes: []string{"127.0.0.1:1", "127.0.0.1:2"}, owners: [][]int{{0, 1, 1}}, self: 1}}))
-	epoch := func(e engine.EpochSlice) []byte {
-		return payload(statementTicket{kind: ticketEpoch, expires: exp, epoch: &e})
-	}
+	add(emptyTicket{})
+	add(statementTicket{Stage: cluster.Stage{SQL: "SELECT 1", Catalog: "cachedb", Schema: "public", Pins: map[string]string{"r": "1"},
+		Query: "q", Nodes: []string{"127.0.0.1:1", "127.0.0.1:2"}, Owners: [][]int{{0, 1, 1}}}, Self: 1})
+	epoch := func(e engine.EpochSlice) { add(newTrainingTicket(e)) }
 	good := engine.EpochSlice{Dataset: fuzzDataset, Generation: 1, Columns: []int{0, 1}, Names: []string{"id", "s"}, PartRows: []int64{6},
 		Request: engine.DefaultEpochRequest(), From: 0, To: 6}
-	f.Add(epoch(good))
+	epoch(good)
 	huge := good
 	huge.PartRows = []int64{math.MaxInt64}
 	huge.To = math.MaxInt64
 	huge.Request.ChunkRows, huge.Request.WindowRows = math.MaxInt, math.MaxInt
 	huge.Request.Reader.BatchSize, huge.Request.Reader.WorldSize, huge.Request.Reader.NumWorkers = math.MaxInt, math.MaxInt, math.MaxInt
-	f.Add(epoch(huge))
+	epoch(huge)
+	bounds := good // the largest numbers a training ticket lets through
+	bounds.PartRows = []int64{maxTrainingRows}
+	bounds.To = math.MaxInt64
+	bounds.Request.ChunkRows, bounds.Request.WindowRows = maxTrainingCount, maxTrainingCount
+	bounds.Request.Reader.BatchSize, bounds.Request.Reader.WorldSize, bounds.Request.Reader.NumWorkers = maxTrainingCount, maxTrainingCount, maxTrainingCount
+	epoch(bounds)
 	tiny := good
 	tiny.PartRows = []int64{1 << 62}
 	tiny.Request.ChunkRows, tiny.Request.WindowRows = 1, 1
-	f.Add(epoch(tiny))
+	epoch(tiny)
 	neg := good
 	neg.From, neg.To, neg.Columns = -1, math.MinInt64, []int{-1, 1 << 40}
-	f.Add(epoch(neg))
-	f.Add([]byte{})
-	f.Add([]byte{ticketVersion, byte(ticketQuery), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f})
+	epoch(neg)
+	f.Add(byte(ticket.Statement), []byte{})
+	f.Add(byte(ticket.Partition), []byte(`{"dataset":"r"}`))
+	f.Add(byte(0xff), []byte(`{}`))
 
-	f.Fuzz(func(t *testing.T, raw []byte) {
+	f.Fuzz(func(t *testing.T, kind byte, raw []byte) {
 		ctx, cancel := fuzzContext()
 		defer cancel()
-		_, _ = s.tickets.decode(raw, time.Now())
+		_, _ = s.tickets.Open(raw, time.Now())
 		noPanic(t, "unsigned ticket", doGet(ctx, s.service, raw))
-		signed := append(append([]byte{}, raw...), s.tickets.mac(raw)...)
-		if _, err := s.tickets.decode(signed, time.Now()); err != nil {
-			return
-		}
-		ticket, err := fsql.CreateStatementQueryTicket(signed)
+		k := ticket.Kind(kind)
+		signed, err := fsql.CreateStatementQueryTicket(s.tickets.SealRaw(k, k.Version(), time.Now().Add(time.Hour), raw))
 		if err != nil {
 			t.Fatal(err)
 		}
-		noPanic(t, "signed ticket", doGet(ctx, s.service, ticket))
+		noPanic(t, "signed ticket", doGet(ctx, s.service, signed))
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 )
 
@@ -30,7 +31,7 @@ func TestHostileStatementsLeaveServerServing(t *testing.T) {
 	}
 	for _, nodes := range []int{0, 2} {
 		t.Run(map[int]string{0: "alone", 2: "with two data nodes"}[nodes], func(t *testing.T) {
-			key := []byte("guard test secret")
+			key := ticket.NewKeyring([]byte("guard test secret"), nil)
 			var addrs []string
 			for range nodes {
 				addrs = append(addrs, startDataNode(t, newEngineConfig(), key).addr)

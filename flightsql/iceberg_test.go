@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -20,6 +19,7 @@ import (
 	"github.com/cachedb/cachedb/catalog/iceberg"
 	"github.com/cachedb/cachedb/catalog/iceberg/demo"
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 )
 
@@ -112,17 +112,17 @@ func TestTicketsPinSnapshots(t *testing.T) {
 	if err := wrapped.UnmarshalTo(&handle); err != nil {
 		t.Fatal(err)
 	}
-	ticket, err := ts.srv.tickets.decode(handle.GetStatementHandle(), ts.srv.now())
+	stmt, expires, err := ticket.OpenAs[statementTicket](ts.srv.tickets, handle.GetStatementHandle(), ts.srv.now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := ticket.session.Pins["demo.rides"]; got != currentVersion {
+	if got := stmt.Stage.Pins["demo.rides"]; got != currentVersion {
 		t.Errorf("ticket pins demo.rides at %q, want %q", got, currentVersion)
 	}
 
 	// DoGet reads the pinned snapshot: a ticket pinned to the first snapshot counts its rows.
-	ticket.session.Pins = map[string]string{"demo.rides": initialVersion}
-	raw, err := flightsql.CreateStatementQueryTicket(ts.srv.tickets.encode(ticket))
+	stmt.Stage.Pins = map[string]string{"demo.rides": initialVersion}
+	raw, err := ts.srv.sealTicket(expires, stmt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,10 +163,10 @@ func TestQueriesDividedAmongDataNodes(t *testing.T) {
 	newEngineConfig := func() engine.Config {
 		return engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}
 	}
-	key := []byte("cluster secret")
+	key := ticket.NewKeyring([]byte("cluster secret"), nil)
 	nodeA := startDataNode(t, newEngineConfig(), key)
 	nodeB := startDataNode(t, newEngineConfig(), key)
-	stranger := startServer(t, newEngineConfig(), Options{TicketKey: []byte("another secret")})
+	stranger := startServer(t, newEngineConfig(), Options{TicketKey: ticket.NewKeyring([]byte("another secret"), nil)})
 	nodes := []string{nodeA.addr, nodeB.addr}
 	head := startServer(t, newEngineConfig(), Options{TicketKey: key, DataNodes: func() []string { return nodes }})
 	head.eng.UseShuffles(cluster.NewShuffles(key))
@@ -213,7 +213,7 @@ func TestQueriesDividedAmongDataNodes(t *testing.T) {
 		err = rdr.Err()
 		rdr.Release()
 	}
-	if err == nil || !strings.Contains(err.Error(), "not issued by this server") {
+	if err == nil || !strings.Contains(err.Error(), "not issued by this cluster's head") {
 		t.Errorf("a node with another key served the ticket: %v", err)
 	}
 }
@@ -240,7 +240,7 @@ func openLake(t *testing.T, wh demo.Warehouse) *iceberg.Catalog {
 
 // startDataNode serves a data node: Flight SQL plus the node's shuffle tickets, signed with key.
 // Its server stops at the end of the test, or earlier by stopDataNode.
-func startDataNode(t *testing.T, cfg engine.Config, key []byte) *testServer {
+func startDataNode(t *testing.T, cfg engine.Config, key *ticket.Keyring) *testServer {
 	t.Helper()
 	eng, err := engine.New(cfg)
 	if err != nil {

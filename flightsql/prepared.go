@@ -87,8 +87,7 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd fsql.Pr
 				return nil, err
 			}
 		}
-		t := statementTicket{kind: ticketEmpty, expires: s.now().Add(s.opts.TicketTTL)}
-		return s.flightInfo(desc, emptySchema, s.tickets.encode(t))
+		return s.flightInfo(desc, emptySchema, s.now().Add(s.opts.TicketTTL), emptyTicket{})
 	}
 	if ps.info.NumParams == 0 {
 		// Clients that prepare every statement (the ADBC DB-API cursor) make training reads
@@ -107,10 +106,8 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd fsql.Pr
 		if err != nil {
 			return nil, err
 		}
-		session := engine.SessionFrom(ctx)
-		session.Pins = prep.Pins
-		t := statementTicket{kind: ticketQuery, expires: s.now().Add(s.opts.TicketTTL), session: session, sql: ps.sql}
-		if info, err := s.dataNodeInfo(ctx, desc, ps.info.Schema, t); info != nil || err != nil {
+		st := newStage(ps.sql, engine.SessionFrom(ctx), prep.Pins, s.now().Add(s.opts.TicketTTL))
+		if info, err := s.dataNodeInfo(ctx, desc, ps.info.Schema, st); info != nil || err != nil {
 			return info, err
 		}
 	}

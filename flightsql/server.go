@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 )
 
@@ -66,10 +67,10 @@ type Options struct {
 	Alloc memory.Allocator
 	// Logger receives request failures and recovered panics (default slog.Default()).
 	Logger *slog.Logger
-	// TicketKey signs and verifies statement tickets. Servers that share it accept each other's
-	// tickets: the head and the data nodes of a cluster (the cluster secret). Empty: a random
-	// key private to this server.
-	TicketKey []byte
+	// TicketKey seals statement tickets with its current key and opens those sealed with its
+	// current or previous key. Servers that share it accept each other's tickets: the head and
+	// the data nodes of a cluster (the cluster secret). Nil: a random key private to this server.
+	TicketKey *ticket.Keyring
 	// DataNodes, when set, returns the Flight addresses of the data nodes that serve this
 	// server's tickets (signed with the same TicketKey and running the same catalogs). A query
 	// that divides into shares (engine.Shares) is then answered with one endpoint per data
@@ -118,6 +119,9 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.TicketKey == nil {
+		o.TicketKey = ticket.RandomKeyring()
+	}
 	return o
 }
 
@@ -128,7 +132,7 @@ type Server struct {
 
 	eng      *engine.Engine
 	opts     Options
-	tickets  *ticketSigner
+	tickets  *ticket.Keyring
 	prepared *preparedStore
 	slots    *statementSlots
 	grpc     *grpc.Server
@@ -148,7 +152,7 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 	s := &Server{
 		eng:     eng,
 		opts:    opts,
-		tickets: newTicketSigner(opts.TicketKey),
+		tickets: opts.TicketKey,
 		now:     time.Now,
 	}
 	s.BaseServer.Alloc = opts.Alloc

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"slices"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/cluster/schedule"
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/internal/errs"
 )
@@ -55,22 +57,23 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 		// A dataset answers the query; its name resolves in the engine's own catalog.
 		session = engine.Session{}
 	}
-	session.Pins = prep.Pins
-	t := statementTicket{kind: ticketQuery, expires: s.now().Add(s.opts.TicketTTL), session: session, sql: prep.SQL}
-	if prep.IsQuery {
-		if info, err := s.dataNodeInfo(ctx, desc, prep.Schema, t); info != nil || err != nil {
-			return info, err
-		}
-	}
-	schema := prep.Schema
+	st := newStage(prep.SQL, session, prep.Pins, s.now().Add(s.opts.TicketTTL))
 	if !prep.IsQuery {
 		if _, err := s.runUpdate(ctx, query, nil); err != nil {
 			return nil, err
 		}
-		t = statementTicket{kind: ticketEmpty, expires: t.expires}
-		schema = emptySchema
+		return s.flightInfo(desc, emptySchema, st.Expires, emptyTicket{})
 	}
-	return s.flightInfo(desc, schema, s.tickets.encode(t))
+	if info, err := s.dataNodeInfo(ctx, desc, prep.Schema, st); info != nil || err != nil {
+		return info, err
+	}
+	return s.flightInfo(desc, prep.Schema, st.Expires, statementTicket{Stage: st})
+}
+
+// newStage is a statement ticket's query: sqlText in session at pins, expiring at expires; a
+// distributed execution (dataNodeInfo) fills in the rest.
+func newStage(sqlText string, session engine.Session, pins map[string]string, expires time.Time) cluster.Stage {
+	return cluster.Stage{SQL: sqlText, Catalog: session.Catalog, Schema: session.Schema, Pins: pins, Expires: expires}
 }
 
 // GetSchemaStatement reports the result schema of a query without running it (an empty
@@ -91,20 +94,36 @@ func (s *Server) GetSchemaStatement(ctx context.Context, cmd fsql.StatementQuery
 // its rows. Tickets this server did not sign are refused with InvalidArgument.
 func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	stream := ctx
-	t, err := s.tickets.decode(cmd.GetStatementHandle(), s.now())
+	opened, err := s.tickets.Open(cmd.GetStatementHandle(), s.now())
 	if err != nil {
 		return nil, nil, err
 	}
-	if t.kind == ticketEmpty {
+	switch opened.Kind {
+	case ticket.Empty:
+		if _, err := ticket.Decode[emptyTicket](opened); err != nil {
+			return nil, nil, err
+		}
 		return emptySchema, emptyStream(), nil
-	}
-	if t.kind == ticketEpoch {
-		rdr, err := s.eng.ReadEpoch(ctx, *t.epoch)
+	case ticket.Training:
+		tt, err := ticket.Decode[trainingTicket](opened)
+		if err != nil {
+			return nil, nil, err
+		}
+		slice, err := tt.slice()
+		if err != nil {
+			return nil, nil, err
+		}
+		rdr, err := s.eng.ReadEpoch(ctx, slice)
 		if err != nil {
 			return nil, nil, err
 		}
 		return rdr.Schema(), s.streamResults(ctx, rdr.Schema(), rdr, 1, nil, nil), nil
 	}
+	t, err := ticket.Decode[statementTicket](opened)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.Stage.Expires = opened.Expires
 	release, err := s.slots.acquire(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -117,13 +136,10 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 	}()
 	ctx, done := s.statementContext(ctx)
 	var res *engine.Result
-	if st := t.stage; st != nil {
-		res, err = s.eng.ExecuteStage(engine.WithSession(ctx, t.session), cluster.Stage{
-			Query: st.query, SQL: t.sql, Catalog: t.session.Catalog, Schema: t.session.Schema, Pins: t.session.Pins,
-			Nodes: st.nodes, Owners: st.owners, Expires: t.expires,
-		}, st.self)
+	if t.Stage.Query != "" {
+		res, err = s.eng.ExecuteStage(engine.WithSession(ctx, sessionOf(t.Stage)), t.Stage, t.Self)
 	} else {
-		res, err = s.eng.Execute(engine.WithSession(ctx, t.session), t.sql, nil)
+		res, err = s.eng.Execute(engine.WithSession(ctx, sessionOf(t.Stage)), t.Stage.SQL, nil)
 	}
 	if err != nil {
 		done()
@@ -190,16 +206,16 @@ func queryReader(res *engine.Result) (array.RecordReader, error) {
 	return rdr, nil
 }
 
-// flightInfo describes a result reachable through one ticket on this server.
-func (s *Server) flightInfo(desc *flight.FlightDescriptor, schema *arrow.Schema, handle []byte) (*flight.FlightInfo, error) {
-	ticket, err := fsql.CreateStatementQueryTicket(handle)
+// flightInfo describes a result reachable through one ticket on this server, carrying p.
+func (s *Server) flightInfo(desc *flight.FlightDescriptor, schema *arrow.Schema, expires time.Time, p ticket.Payload) (*flight.FlightInfo, error) {
+	tk, err := s.sealTicket(expires, p)
 	if err != nil {
-		return nil, errs.Internalf("encoding ticket: %v", err)
+		return nil, err
 	}
 	return &flight.FlightInfo{
 		Schema:           flight.SerializeSchema(schema, s.opts.Alloc),
 		FlightDescriptor: desc,
-		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: ticket}}},
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: tk}}},
 		TotalRecords:     -1,
 		TotalBytes:       -1,
 	}, nil
@@ -210,12 +226,13 @@ func (s *Server) flightInfo(desc *flight.FlightDescriptor, schema *arrow.Schema,
 // must run here alone. The scan tasks are placed on the nodes (schedule.PlaceScans); when the
 // final stage runs on the nodes each node that has a part gets an endpoint located there,
 // otherwise the one endpoint is this head, which gathers from the nodes what it needs.
-func (s *Server) dataNodeInfo(ctx context.Context, desc *flight.FlightDescriptor, schema *arrow.Schema, t statementTicket) (*flight.FlightInfo, error) {
+func (s *Server) dataNodeInfo(ctx context.Context, desc *flight.FlightDescriptor, schema *arrow.Schema, st cluster.Stage) (*flight.FlightInfo, error) {
 	if s.opts.DataNodes == nil {
 		return nil, nil
 	}
+	session := sessionOf(st)
 	nodes := s.opts.DataNodes()
-	plan, err := s.eng.Distribute(engine.WithSession(ctx, t.session), t.sql, max(len(nodes), 1))
+	plan, err := s.eng.Distribute(engine.WithSession(ctx, session), st.SQL, max(len(nodes), 1))
 	if err != nil || plan == nil {
 		return nil, err
 	}
@@ -224,7 +241,7 @@ func (s *Server) dataNodeInfo(ctx context.Context, desc *flight.FlightDescriptor
 	if s.opts.ReachableNodes != nil {
 		if more := schedule.ScanHolders(placementScans(plan), nodes, s.opts.ReachableNodes()); len(more) > 0 {
 			nodes = append(slices.Clone(nodes), more...)
-			if plan, err = s.eng.Distribute(engine.WithSession(ctx, t.session), t.sql, len(nodes)); err != nil || plan == nil {
+			if plan, err = s.eng.Distribute(engine.WithSession(ctx, session), st.SQL, len(nodes)); err != nil || plan == nil {
 				return nil, err
 			}
 		}
@@ -233,7 +250,7 @@ func (s *Server) dataNodeInfo(ctx context.Context, desc *flight.FlightDescriptor
 	if err != nil || !onNodes {
 		return nil, err
 	}
-	st := &ticketStage{query: newQueryID(), nodes: nodes, self: -1, owners: owners}
+	st.Query, st.Nodes, st.Owners = newQueryID(), nodes, owners
 	info := &flight.FlightInfo{
 		Schema:           flight.SerializeSchema(schema, s.opts.Alloc),
 		FlightDescriptor: desc,
@@ -241,14 +258,11 @@ func (s *Server) dataNodeInfo(ctx context.Context, desc *flight.FlightDescriptor
 		TotalBytes:       -1,
 	}
 	addEndpoint := func(self int, location string) error {
-		part := *st
-		part.self = self
-		t.stage = &part
-		ticket, err := fsql.CreateStatementQueryTicket(s.tickets.encode(t))
+		tk, err := s.sealTicket(st.Expires, statementTicket{Stage: st, Self: self})
 		if err != nil {
-			return errs.Internalf("encoding ticket: %v", err)
+			return err
 		}
-		ep := &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: ticket}}
+		ep := &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: tk}}
 		if location != "" {
 			ep.Location = []*flight.Location{{Uri: "grpc://" + location}}
 		}
@@ -259,7 +273,7 @@ func (s *Server) dataNodeInfo(ctx context.Context, desc *flight.FlightDescriptor
 		return info, addEndpoint(-1, "")
 	}
 	for i, addr := range nodes {
-		if plan.RootScan >= 0 && !slices.Contains(st.owners[plan.RootScan], i) {
+		if plan.RootScan >= 0 && !slices.Contains(st.Owners[plan.RootScan], i) {
 			continue
 		}
 		if err := addEndpoint(i, addr); err != nil {

@@ -33,6 +33,7 @@ import (
 	"github.com/cachedb/cachedb/catalog/iceberg"
 	"github.com/cachedb/cachedb/catalog/iceberg/demo"
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 	cachedbsql "github.com/cachedb/cachedb/flightsql"
 )
@@ -105,7 +106,7 @@ func run(nodes int, window time.Duration, many int, dir, results string) error {
 	if err != nil {
 		return err
 	}
-	key := []byte("bench cluster secret")
+	key := ticket.NewKeyring([]byte("bench cluster secret"), nil)
 	newEngine := func() (*engine.Engine, error) {
 		lake, err := iceberg.Open(ctx, wh.CatalogConfig("lake"))
 		if err != nil {

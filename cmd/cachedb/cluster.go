@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/flightsql"
 	"github.com/cachedb/cachedb/internal/safe"
@@ -37,10 +38,11 @@ func newHeadCommand() *cobra.Command {
 
 func newWorkerCommand() *cobra.Command {
 	var (
-		listen, head, id, advertise, secret string
-		sources                             sourceOptions
-		statementTimeout, stageIdle         time.Duration
-		limits                              limitFlags
+		listen, head, id, advertise string
+		secrets                     secretFlags
+		sources                     sourceOptions
+		statementTimeout, stageIdle time.Duration
+		limits                      limitFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -52,8 +54,9 @@ func newWorkerCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stopSignals := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stopSignals()
-			if secret == "" {
-				return fmt.Errorf("a data node needs the head's --cluster-secret (or CACHEDB_CLUSTER_SECRET) to verify its tickets")
+			key, err := secrets.keyring(false)
+			if err != nil {
+				return err
 			}
 			cfg, err := sources.resolve()
 			if err != nil {
@@ -64,7 +67,7 @@ func newWorkerCommand() *cobra.Command {
 				return err
 			}
 			engCfg := engine.Config{NoDemo: true, Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, StageIdle: stageIdle}
-			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, []byte(secret), statementTimeout, limits)
+			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, key, statementTimeout, limits)
 			if err != nil {
 				return err
 			}
@@ -82,7 +85,7 @@ func newWorkerCommand() *cobra.Command {
 	f.StringVar(&head, "head", defaultAddr, "HOST:PORT of the head")
 	f.StringVar(&id, "id", "", "node ID, unique in the cluster (default HOSTNAME:PORT)")
 	f.StringVar(&advertise, "advertise", "", "HOST:PORT the head and other nodes reach this node at (default: the listen address, with the hostname when it listens on all interfaces)")
-	f.StringVar(&secret, "cluster-secret", "", "the head's cluster secret, which its tickets are signed with (prefer CACHEDB_CLUSTER_SECRET)")
+	secrets.register(cmd, "the head's cluster secret, which its tickets are signed with (prefer CACHEDB_CLUSTER_SECRET)")
 	f.DurationVar(&statementTimeout, "statement-timeout", 0, statementTimeoutUsage)
 	f.DurationVar(&stageIdle, "stage-idle", engine.DefaultStageIdle, stageIdleUsage)
 	sources.register(cmd)
@@ -104,7 +107,7 @@ type worker struct {
 // registering with head. An empty id defaults to HOSTNAME:PORT; an empty advertise to the
 // listener's address (the hostname replacing an unspecified host). The node runs until ctx
 // ends or stop is called.
-func startWorker(ctx context.Context, listen, head, id, advertise string, cfg engine.Config, key []byte, statementTimeout time.Duration, limits limitFlags) (*worker, error) {
+func startWorker(ctx context.Context, listen, head, id, advertise string, cfg engine.Config, key *ticket.Keyring, statementTimeout time.Duration, limits limitFlags) (*worker, error) {
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, fmt.Errorf("data node listening on %s: %w", listen, err)
@@ -131,7 +134,7 @@ func startWorker(ctx context.Context, listen, head, id, advertise string, cfg en
 	srv := flightsql.NewServer(eng, limits.apply(flightsql.Options{Version: version, TicketKey: key, Extend: cluster.NodeActions(node), StatementTimeout: statementTimeout}))
 	w := &worker{id: id, srv: srv, agent: make(chan error, 1), served: make(chan error, 1)}
 	safe.Spawn("data node server", func() error { return w.srv.Serve(lis) }, func(err error) { w.served <- err })
-	slog.Info("cachedb worker listening on "+lis.Addr().String(), "node", id, "addr", advertise, "head", head)
+	slog.Info("cachedb worker listening on "+lis.Addr().String(), "node", id, "addr", advertise, "head", head, "cluster_key", key.String())
 	agentCtx, cancel := context.WithCancel(ctx)
 	w.cancel = cancel
 	agent := cluster.NewAgent(cluster.AgentConfig{ID: id, Addr: advertise, Head: head, Key: key, BootID: bootID})

@@ -143,10 +143,38 @@ func assertRows(t *testing.T, addr, query string, want int) {
 	}
 }
 
+// TestClusterSecretRotation runs a cluster in the middle of rotating its secret from "old" to
+// "new": the head and w2 sign with the new secret and accept the old one (given as
+// CACHEDB_CLUSTER_SECRET_PREVIOUS), w1 still signs with the old one and accepts the new one
+// (--cluster-secret-previous, which wins over the environment). Every process verifies what
+// every other signs: both nodes register, serve their shares and shuffle with each other.
+func TestClusterSecretRotation(t *testing.T) {
+	t.Setenv("CACHEDB_CLUSTER_SECRET_PREVIOUS", "old")
+	warehouse, newSecret := "--warehouse="+t.TempDir(), "--cluster-secret=new"
+	head, addr := startProcess(t, listeningLine, "head", "--listen", "127.0.0.1:0", warehouse, newSecret)
+	defer stopServe(t, head)
+	w1, _ := startProcess(t, workerListeningLine, "worker", "--listen", "127.0.0.1:0", "--head", addr, "--id", "w1", warehouse,
+		"--cluster-secret=old", "--cluster-secret-previous=new")
+	defer stopServe(t, w1)
+	w2, _ := startProcess(t, workerListeningLine, "worker", "--listen", "127.0.0.1:0", "--head", addr, "--id", "w2", warehouse, newSecret)
+	defer stopServe(t, w2)
+	waitNodeStates(t, addr, "w1 and w2 alive", func(s string) bool { return s == "w1=alive w2=alive" })
+	assertRows(t, addr, "SELECT ride_id, city FROM demo.rides WHERE ride_id <= 40", 40)
+	// Grouped on the nodes: each fetches its bucket from the other with a shuffle ticket.
+	assertRows(t, addr, "SELECT city, count(*) FROM demo.rides GROUP BY city", 8)
+}
+
 func TestWorkerNeedsTheClusterSecret(t *testing.T) {
 	_, errOut, err := runCLI(t, "", nil, "worker", "--listen", "127.0.0.1:0", "--no-warehouse")
 	if err == nil || !strings.Contains(errOut, "cluster-secret") {
 		t.Errorf("a worker without a secret: err=%v stderr=%q", err, errOut)
+	}
+	// A previous secret alone signs nothing: refused, on a head as on a worker.
+	for _, cmd := range []string{"worker", "head"} {
+		_, errOut, err := runCLI(t, "", []string{"CACHEDB_CLUSTER_SECRET_PREVIOUS=old"}, cmd, "--listen", "127.0.0.1:0", "--no-warehouse")
+		if err == nil || !strings.Contains(errOut, "--cluster-secret-previous needs --cluster-secret") {
+			t.Errorf("%s with only a previous secret: err=%v stderr=%q", cmd, err, errOut)
+		}
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/flightsql"
 	"github.com/cachedb/cachedb/internal/safe"
@@ -53,7 +53,7 @@ type serverFlags struct {
 	noPushdown bool
 	sources    sourceOptions
 	cluster    cluster.Config
-	secret     string
+	secrets    secretFlags
 	// statementTimeout bounds each SQL statement (flightsql.Options.StatementTimeout).
 	statementTimeout time.Duration
 	// stageIdle is engine.Config.StageIdle, for the head and in-process data nodes.
@@ -69,7 +69,7 @@ func (s *serverFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&s.noPushdown, "no-pushdown", false, "scans read whole tables (all columns, no filter pushdown): a baseline for measurements")
 	s.sources.register(cmd)
 	s.limits.register(cmd)
-	f.StringVar(&s.secret, "cluster-secret", "", "key the head signs tickets with and data nodes verify them with; the same on every node (prefer CACHEDB_CLUSTER_SECRET; default: random, for in-process data nodes only)")
+	s.secrets.register(cmd, "key the head signs tickets with and data nodes verify them with; the same on every node (prefer CACHEDB_CLUSTER_SECRET; default: random, for in-process data nodes only)")
 	f.DurationVar(&s.cluster.HeartbeatInterval, "heartbeat-interval", cluster.DefaultHeartbeatInterval, "how often data nodes are told to heartbeat")
 	f.DurationVar(&s.cluster.SuspectAfter, "suspect-after", cluster.DefaultSuspectAfter, "silence after which a data node is suspect: no new work goes to it, nothing it holds moves")
 	f.DurationVar(&s.cluster.LostAfter, "lost-after", cluster.DefaultLostAfter, "silence after which a data node is marked lost and its dataset partitions are rebuilt on the others")
@@ -98,6 +98,10 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	if s.cluster.LostAfter < s.cluster.SuspectAfter {
 		return fmt.Errorf("--lost-after %s must be at least --suspect-after %s", s.cluster.LostAfter, s.cluster.SuspectAfter)
 	}
+	key, err := s.secrets.keyring(true)
+	if err != nil {
+		return err
+	}
 	cfg, err := s.sources.resolve()
 	if err != nil {
 		return err
@@ -113,25 +117,14 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	return serve(ctx, listen, engine.Config{
 		CatalogName: s.catalog, NoDemo: s.noDemo, NoPushdown: s.noPushdown,
 		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, StageIdle: s.stageIdle,
-	}, s.cluster, ticketKey(s.secret), workers, s.statementTimeout, s.limits)
-}
-
-// ticketKey is the key statement tickets are signed with: the cluster secret, or a random key
-// when there is none (then only data nodes in this process can verify the head's tickets).
-func ticketKey(secret string) []byte {
-	if secret != "" {
-		return []byte(secret)
-	}
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	return key
+	}, s.cluster, key, workers, s.statementTimeout, s.limits)
 }
 
 // serve runs the head until ctx ends, then stops it gracefully: the Flight SQL server with the
 // membership actions mounted on it and the system catalog among its sources, plus workers
 // in-process data nodes registered with it over Flight. It logs the address once the listener
 // accepts connections, so a supervisor (or a test) can wait for that line.
-func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.Config, key []byte, workers int, statementTimeout time.Duration, limits limitFlags) error {
+func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.Config, key *ticket.Keyring, workers int, statementTimeout time.Duration, limits limitFlags) error {
 	// datasets is set before the server accepts registrations, so before any event.
 	var datasets *cluster.Datasets
 	ccfg.OnChange = func(e cluster.Event) {
@@ -168,7 +161,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	served := make(chan error, 1)
 	safe.Spawn("Flight SQL server", func() error { return srv.Serve(lis) }, func(err error) { served <- err })
 	addr := lis.Addr().String()
-	slog.Info("cachedb listening on "+addr, "addr", addr, "version", version)
+	slog.Info("cachedb listening on "+addr, "addr", addr, "version", version, "cluster_key", key.String())
 
 	clusterCtx, stopCluster := context.WithCancel(ctx)
 	defer stopCluster()
