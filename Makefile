@@ -17,7 +17,7 @@ FUZZ_SMOKE_TIME     ?= 1000x
 FUZZ_TARGETS := engine:FuzzSQL engine:FuzzSQLRows \
 	flightsql:FuzzStatementTicket flightsql:FuzzNodeTicket flightsql:FuzzFlightInfoCommand \
 	flightsql:FuzzDoAction flightsql:FuzzPreparedStatement flightsql:FuzzDistributedSQL \
-	cluster:FuzzPartitionTicket cluster:FuzzShuffleTicket
+	cluster:FuzzPartitionTicket cluster:FuzzShuffleTicket cluster/ticket:FuzzOpen
 LISTEN              ?= 127.0.0.1:32010
 # `make randomized-long`: the first seed (0: from the clock) and how long to run.
 SEED                ?= 0

@@ -28,10 +28,13 @@
 // because it is self-describing (a field added without a version bump fails loudly on an older
 // process instead of shifting every field after it), it needs no code per field (the positional
 // encodings it replaces did), it is the encoding of every other cluster message, and a ticket can
-// be read by a person. The price is size: numbers are text, and field names travel. A typical
-// training segment ticket grows from about 170 to about 430 bytes, a statement ticket from about
-// 170 to about 250 (as clients hold them, wrapped in Flight SQL's Any, add 74 bytes); tickets
-// still stay far below gRPC's message limits for any realistic FlightInfo.
+// be read by a person. The price is size: numbers are text, and field names travel. Measured
+// against the hand-packed forms it replaces: a training segment ticket (16 partitions, 4
+// columns) grows from 171 to 454 bytes, a statement ticket (SQL, session, one pinned table) from
+// 168 to 229, a distributed one (4 nodes, 64 scan tasks) from 324 to 496; clients hold them
+// wrapped in Flight SQL's Any, 74 bytes more. Partition and shuffle tickets shrink (no prefix,
+// no expiry in the JSON). A training read's FlightInfo has one ticket per segment, so its size
+// roughly doubles; it stays far below gRPC's 4 MiB message limit until about 7,000 segments.
 //
 // # Keys
 //

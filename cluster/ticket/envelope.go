@@ -22,8 +22,8 @@ const (
 	keyIDAt   = expiresAt + 8
 	headerLen = keyIDAt + keyIDLen
 	macLen    = sha256.Size
-	// Overhead is what the envelope adds to a payload: header and MAC.
-	Overhead = headerLen + macLen
+	// overhead is what the envelope adds to a payload: header and MAC.
+	overhead = headerLen + macLen
 )
 
 // Seal encodes p and signs it with k's current key; the ticket opens until expires. Only a bug
@@ -74,7 +74,7 @@ func unixNanos(t time.Time) int64 {
 // KindOf reports the kind raw claims, and whether raw is shaped like a ticket at all. It
 // verifies nothing: it only routes raw to the code that opens it.
 func KindOf(raw []byte) (Kind, bool) {
-	if len(raw) < Overhead || string(raw[:len(magic)]) != magic {
+	if len(raw) < overhead || string(raw[:len(magic)]) != magic {
 		return 0, false
 	}
 	return Kind(raw[kindAt]), true
@@ -95,7 +95,7 @@ func (k *Keyring) Open(raw []byte, now time.Time) (Opened, error) {
 	if k == nil {
 		return Opened{}, errs.Invalidf("ticket cannot be verified: this process has no cluster secret")
 	}
-	if len(raw) < Overhead || string(raw[:len(magic)]) != magic {
+	if len(raw) < overhead || string(raw[:len(magic)]) != magic {
 		return Opened{}, errs.Invalidf("ticket is malformed: it is not a cachedb ticket (%d bytes)", len(raw))
 	}
 	body, sum := raw[:len(raw)-macLen], raw[len(raw)-macLen:]

@@ -148,7 +148,7 @@ func TestOpenRefuses(t *testing.T) {
 		{"empty", k, nil, "ticket is malformed: it is not a cachedb ticket"},
 		{"garbage", k, []byte("not a ticket at all, just some bytes that are long enough to be one"), "ticket is malformed"},
 		{"a Flight SQL ticket", k, append([]byte("\n\x3atype.googleapis.com/arrow.flight.protocol.sql.TicketStatementQuery"), good...), "ticket is malformed"},
-		{"too short", k, good[:Overhead-1], "ticket is malformed"},
+		{"too short", k, good[:overhead-1], "ticket is malformed"},
 		{"truncated", k, good[:len(good)-1], "its signature does not match"},
 		{"altered", k, altered, "its signature does not match"},
 		{"another secret", k, mustSeal(t, other, now.Add(time.Minute), samples[0]),

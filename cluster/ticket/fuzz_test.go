@@ -17,7 +17,7 @@ func FuzzOpen(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(raw)
-		f.Add(raw[Overhead-macLen : len(raw)-macLen])
+		f.Add(raw[overhead-macLen : len(raw)-macLen])
 	}
 	f.Add([]byte{})
 	f.Add([]byte(`{"sql":"x","pins":{"a":"b"}}`))
