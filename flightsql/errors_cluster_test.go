@@ -14,6 +14,7 @@ import (
 
 	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/internal/rpcerr"
@@ -139,7 +140,7 @@ func TestStoppedDistributedQueryReportsWhy(t *testing.T) {
 	})
 	t.Run("deadline", func(t *testing.T) {
 		wh := demoWarehouse(t)
-		key := []byte("cluster secret")
+		key := ticket.NewKeyring([]byte("cluster secret"), nil)
 		cfg := func() engine.Config {
 			return engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}
 		}
