@@ -28,7 +28,7 @@ func (s *Server) registerSQLInfo() {
 		fsql.SqlInfoFlightSqlServerSubstrait:                   false,
 		fsql.SqlInfoFlightSqlServerTransaction:                 int32(fsql.SqlTransactionNone),
 		fsql.SqlInfoFlightSqlServerCancel:                      false,
-		fsql.SqlInfoFlightSqlServerBulkIngestion:               false,
+		fsql.SqlInfoFlightSqlServerBulkIngestion:               true,
 		fsql.SqlInfoFlightSqlServerStatementTimeout:            int32(0),
 		fsql.SqlInfoFlightSqlServerTransactionTimeout:          int32(0),
 		fsql.SqlInfoFlightSqlServerIngestTransactionsSupported: false,

@@ -15,6 +15,7 @@ type limitFlags struct {
 	preparedTotal       int
 	concurrentPerClient int
 	preparedIdle        time.Duration
+	maxMessageBytes     int
 }
 
 func (l *limitFlags) register(cmd *cobra.Command) {
@@ -22,6 +23,7 @@ func (l *limitFlags) register(cmd *cobra.Command) {
 	f.IntVar(&l.preparedPerClient, "max-prepared-per-client", flightsql.DefaultMaxPreparedPerClient, "prepared statements one client connection may hold open; one more is refused with ResourceExhausted")
 	f.IntVar(&l.preparedTotal, "max-prepared-statements", flightsql.DefaultMaxPreparedStatements, "prepared statements all clients together may hold; beyond it the least recently used of the client holding the most is closed")
 	f.IntVar(&l.concurrentPerClient, "max-concurrent-per-client", flightsql.DefaultMaxConcurrentPerClient, "statements one client connection may execute at once (result streams included); one more is refused with ResourceExhausted")
+	f.IntVar(&l.maxMessageBytes, "max-message-bytes", flightsql.DefaultMaxRecvBytes, "largest gRPC message the server accepts: one batch of a bulk ingest (pandas to_sql, polars write_database) or of bound parameters")
 	f.DurationVar(&l.preparedIdle, "prepared-statement-idle", flightsql.DefaultPreparedStatementIdle, "how long an unused prepared statement stays open")
 }
 
@@ -31,5 +33,6 @@ func (l limitFlags) apply(opts flightsql.Options) flightsql.Options {
 	opts.MaxPreparedStatements = l.preparedTotal
 	opts.MaxConcurrentPerClient = l.concurrentPerClient
 	opts.PreparedStatementIdle = l.preparedIdle
+	opts.MaxRecvBytes = l.maxMessageBytes
 	return opts
 }
