@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/cachedb/cachedb/internal/errs"
@@ -153,6 +154,16 @@ func ingestConvert(ctx context.Context, tc *TaskContext, a arrow.Array, to arrow
 				return 0, false, outOfRange(column, firstRow+int64(i))
 			}
 			return int64(v[i]), true, nil
+		})
+	case *array.Decimal32: // arrow's cast has no kernel for the narrow decimals
+		v := src.Values()
+		return buildRows(newDecimalBuilder(mem, to), a.Len(), func(i int) (decimal128.Num, bool, error) {
+			return decimal128.FromI64(int64(v[i])), src.IsValid(i), nil
+		})
+	case *array.Decimal64:
+		v := src.Values()
+		return buildRows(newDecimalBuilder(mem, to), a.Len(), func(i int) (decimal128.Num, bool, error) {
+			return decimal128.FromI64(int64(v[i])), src.IsValid(i), nil
 		})
 	case *array.Date64:
 		v := src.Date64Values()
