@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -122,8 +123,8 @@ func quoteString(s string) string {
 func quoteName(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 
 // show binds the SHOW statements MySQL users and tools type: SHOW DATABASES | SCHEMAS, SHOW
-// [FULL] TABLES [FROM db] [LIKE …], SHOW COLUMNS FROM t [FROM db] and SHOW CREATE TABLE t,
-// with MySQL's result shapes. Databases and tables come from information_schema.
+// [FULL] TABLES [FROM db] [LIKE …], SHOW COLUMNS FROM t [FROM db] [LIKE … | WHERE …] and SHOW
+// CREATE TABLE t, with MySQL's result shapes. Databases and tables come from information_schema.
 func (b *binder) show(s *sqlparser.Show, text string) (planner.Statement, error) {
 	switch s := s.Internal.(type) {
 	case *sqlparser.ShowBasic:
@@ -154,7 +155,7 @@ func (b *binder) show(s *sqlparser.Show, text string) (planner.Statement, error)
 				tn.Qualifier = s.DbName
 			}
 			if s.Filter != nil {
-				return nil, errs.Unsupportedf("SHOW COLUMNS with LIKE or WHERE is not supported")
+				return b.describeFiltered(tn, s.Filter)
 			}
 			return b.describe(tn)
 		}
@@ -183,6 +184,15 @@ var describeColumns = []string{"Field", "Type", "Null", "Key", "Default", "Extra
 // describe binds DESCRIBE t / SHOW COLUMNS FROM t: one row per column of t, typed as queries
 // return it.
 func (b *binder) describe(tn sqlparser.TableName) (planner.Statement, error) {
+	rows, err := b.describeRows(tn)
+	if err != nil {
+		return nil, err
+	}
+	return b.textRows(describeColumns, rows), nil
+}
+
+// describeRows are the rows of DESCRIBE t (nil is NULL).
+func (b *binder) describeRows(tn sqlparser.TableName) ([][]*string, error) {
 	tbl, err := b.cat.Table(b.ctx, tableName(tn))
 	if err != nil {
 		return nil, err
@@ -194,7 +204,38 @@ func (b *binder) describe(tn sqlparser.TableName) (planner.Statement, error) {
 		empty := ""
 		rows = append(rows, []*string{&f.Name, &columnType, &null, &empty, nil, &empty})
 	}
-	return b.textRows(describeColumns, rows), nil
+	return rows, nil
+}
+
+// describeFiltered binds SHOW COLUMNS FROM t LIKE 'p' (on Field) and SHOW COLUMNS FROM t WHERE
+// cond, whose condition names the result's columns (Field, Type, `Null`, `Key`, `Default`,
+// Extra): DESCRIBE's rows as a derived table, filtered, in column order.
+func (b *binder) describeFiltered(tn sqlparser.TableName, f *sqlparser.ShowFilter) (planner.Statement, error) {
+	rows, err := b.describeRows(tn)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(describeColumns))
+	for i, n := range describeColumns {
+		names[i] = quoteName(n)
+	}
+	var q strings.Builder
+	q.WriteString("SELECT " + strings.Join(names, ", ") + " FROM (")
+	for i, r := range rows {
+		if i > 0 {
+			q.WriteString(" UNION ALL ")
+		}
+		fmt.Fprintf(&q, "SELECT %d AS `ordinal`", i)
+		for j, v := range r {
+			value := "CAST(NULL AS CHAR)"
+			if v != nil {
+				value = quoteString(*v)
+			}
+			q.WriteString(", " + value + " AS " + names[j])
+		}
+	}
+	q.WriteString(") AS `columns`" + showFilter(f, "`Field`") + " ORDER BY `ordinal`")
+	return b.bindText(q.String())
 }
 
 // showCreateTable binds SHOW CREATE TABLE t: the table's name and a CREATE TABLE statement
