@@ -40,6 +40,7 @@ help:
 	@echo "make bench-iceberg  pushdown on a wide Iceberg table in MinIO vs --no-pushdown, DuckDB, pyiceberg"
 	@echo "make bench-cluster  datasets and divided queries on 1, 2 and 4 data nodes vs reading Iceberg"
 	@echo "make bench-training training epochs into torch tensors vs raw Flight and vs re-reading Parquet"
+	@echo "make bench-ingest   bulk ingest (ADBC, pandas to_sql, polars write_database) vs reading the rows back"
 	@echo "make bench-membership [MINUTES=10]  a busy, throttled, stopped and killed data node: what moves"
 	@echo "make bench-tpch [SF=1]  the 22 TPC-H queries on cachedb over Iceberg vs DuckDB, answers checked"
 	@echo "make bench-planning planning time of hostile statement shapes at n and 10n"
@@ -100,7 +101,7 @@ conformance-workers: build
 	$(SLT_RUNNER) --dir $(SLT_DIR) --parallel $(CONFORMANCE_PARALLEL) --workers 3 \
 		--results conformance-workers-results --failures conformance-workers-failures.txt
 
-bench: build bench-assign bench-cluster bench-training bench-planning
+bench: build bench-assign bench-cluster bench-training bench-planning bench-ingest
 	$(GO) run ./bench/aggregate --python $(PYTHON)
 	$(PYTHON) bench/iceberg/main.py
 
@@ -144,6 +145,13 @@ TPCH_RUNS ?= 3
 TPCH_TIMEOUT ?= 120
 bench-tpch: build
 	$(PYTHON) bench/tpch/main.py --sf $(SF) --runs $(TPCH_RUNS) --timeout $(TPCH_TIMEOUT)
+
+# Bulk ingest of 1,000,000 mixed rows through ADBC, pandas to_sql and polars write_database, each
+# against reading the same rows back in the same run (the ratio); writes bench/results/ingest.json.
+# About a minute.
+.PHONY: bench-ingest
+bench-ingest: build
+	$(PYTHON) bench/ingest/main.py
 
 .PHONY: bench-assign
 bench-assign:

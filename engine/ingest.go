@@ -213,8 +213,10 @@ func ingestColumns(table string, tableSchema, data *arrow.Schema) ([]int, error)
 	return cols, nil
 }
 
-// readIngest reads every batch of rdr and converts it to schema (exec.IngestArray); the caller
-// releases the result. On any error nothing is kept.
+// readIngest reads every batch of rdr and converts it to schema (exec.IngestArray), cut into
+// slices of at most the engine's batch size (a client may send a whole DataFrame as one batch;
+// a table of such slices scans in parallel, as tables INSERT fills do). The caller releases the
+// result. On any error nothing is kept.
 func (e *Engine) readIngest(ctx context.Context, rdr array.RecordReader, schema *arrow.Schema) (out []arrow.RecordBatch, err error) {
 	defer func() {
 		if err != nil {
@@ -240,8 +242,9 @@ func (e *Engine) readIngest(ctx context.Context, rdr array.RecordReader, schema 
 				return out, err
 			}
 		}
-		out = append(out, array.NewRecordBatch(schema, cols, b.NumRows()))
+		rec := array.NewRecordBatch(schema, cols, b.NumRows())
 		releaseColumns(cols)
+		out = appendSlices(out, rec, int64(e.cfg.BatchSize))
 		rows += b.NumRows()
 	}
 	if err := rdr.Err(); err != nil {
@@ -251,4 +254,18 @@ func (e *Engine) readIngest(ctx context.Context, rdr array.RecordReader, schema 
 		return out, fmt.Errorf("reading the ingested batches: %w", err)
 	}
 	return out, ctx.Err()
+}
+
+// appendSlices appends rec to out in zero-copy slices of at most size rows, handing over rec's
+// reference.
+func appendSlices(out []arrow.RecordBatch, rec arrow.RecordBatch, size int64) []arrow.RecordBatch {
+	n := rec.NumRows()
+	if n <= size {
+		return append(out, rec)
+	}
+	for off := int64(0); off < n; off += size {
+		out = append(out, rec.NewSlice(off, min(off+size, n)))
+	}
+	rec.Release()
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/internal/errs"
 )
 
@@ -113,5 +114,45 @@ func TestIngestRefusesViewsAndKeepsMemoryOnFailure(t *testing.T) {
 	// never released: scans may hold them).
 	if after := mem.CurrentAlloc(); after != before {
 		t.Errorf("the failed ingest left %d bytes allocated", after-before)
+	}
+}
+
+func TestIngestCutsLargeBatchesSoScansDivide(t *testing.T) {
+	e, err := New(Config{NoDemo: true, BatchSize: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	for i := range 40_000 {
+		b.Append(int64(i))
+	}
+	col := b.NewArray()
+	b.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, 40_000)
+	col.Release()
+	rdr, err := array.NewRecordReader(schema, []arrow.RecordBatch{rec})
+	rec.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	if n, err := e.Ingest(ctx, IngestRequest{Table: "big", IfMissing: MissingCreates}, rdr); err != nil || n != 40_000 {
+		t.Fatalf("ingest: %d, %v", n, err)
+	}
+	tbl, err := e.Catalog().Table(ctx, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := tbl.Scan(ctx, catalog.ScanRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Tasks) < 2 {
+		t.Errorf("one 40,000-row batch at batch size 2,000 scans as %d task(s), want several", len(plan.Tasks))
+	}
+	if got := strings.Join(rows(t, e, "SELECT count(*), sum(a), min(a), max(a) FROM big"), ";"); got != "40000,799980000,0,39999" {
+		t.Errorf("aggregates over the ingested rows: %s", got)
 	}
 }
