@@ -1,7 +1,9 @@
 """Bulk ingest into cachedb against reading the same rows back, through the clients people use.
 
-One `cachedb serve` (no demo table, its embedded warehouse in a temporary directory, and
---max-message-bytes raised to 1 GiB: pandas and polars send a whole frame as one batch). The
+One `cachedb serve` (no demo table, its embedded warehouse in a temporary directory). pandas and
+polars send a whole frame as one batch, one gRPC message, so both ends allow messages of up to
+1 GiB: the server with --max-message-bytes, the ADBC driver (whose default is 16 MiB) with the
+database option adbc.flight.sql.client_option.with_max_msg_size. The
 data: --rows rows of mixed types with NULLs (id BIGINT without NULLs, qty BIGINT, price DOUBLE,
 city text, active BOOLEAN, day DATE, seen_at DATETIME), generated once in this process. Three
 clients, each over its own ADBC Flight SQL connection:
@@ -53,6 +55,9 @@ import pyarrow.compute as pc
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 30
 CLIENTS = ("adbc", "pandas", "polars")
+# The largest message both ends take: a frame sent as one batch must fit.
+MAX_MESSAGE = 1 << 30
+MAX_MSG_OPTION = "adbc.flight.sql.client_option.with_max_msg_size"
 
 
 def log(msg: str) -> None:
@@ -123,7 +128,7 @@ class Server:
         self.log = tempfile.NamedTemporaryFile(prefix="bench-ingest-", suffix=".log", delete=False)
         self.proc = subprocess.Popen(
             [binary, "serve", "--listen", f"127.0.0.1:{self.port}", "--no-demo", "--warehouse", warehouse,
-             "--max-message-bytes", str(1 << 30)],
+             "--max-message-bytes", str(MAX_MESSAGE)],
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -260,7 +265,7 @@ def main() -> int:
         stack.callback(server.stop)
         clients = []
         for name in CLIENTS:
-            conn = stack.enter_context(flightsql.connect(server.uri, autocommit=True))
+            conn = stack.enter_context(flightsql.connect(server.uri, db_kwargs={MAX_MSG_OPTION: str(MAX_MESSAGE)}, autocommit=True))
             clients.append(Client(name, conn, data, args.batch_rows))
         for round_ in range(args.runs + 1):
             timed = round_ > 0

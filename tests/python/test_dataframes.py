@@ -147,3 +147,21 @@ def test_ingest_errors_name_the_column_and_leave_no_table(conn):
             cur.adbc_ingest(name, reader, mode="create")
         cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", (name,))
         assert cur.fetchone() == (0,)
+
+
+def test_a_frame_over_the_drivers_message_size_needs_its_option(server):
+    """pandas sends a frame as one message; the ADBC driver sends at most 16 MiB unless told more
+    (the server takes 64 MiB)."""
+    name = unique_table("big_frame")
+    rows = 300_000
+    df = pd.DataFrame({"id": np.arange(rows), "text": pd.array(["x" * 60] * rows, dtype="str")})
+    with adbc_driver_flightsql.dbapi.connect(server, autocommit=True) as conn:
+        with pytest.raises(pd.errors.DatabaseError) as caught:
+            df.to_sql(name, conn, index=False)
+        assert "larger than max" in str(caught.value.__cause__)
+    option = {"adbc.flight.sql.client_option.with_max_msg_size": str(64 << 20)}
+    with adbc_driver_flightsql.dbapi.connect(server, db_kwargs=option, autocommit=True) as conn:
+        assert df.to_sql(name, conn, index=False) == rows
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT count(*), sum(length(text)) FROM {name}")
+            assert cur.fetchone() == (rows, 60 * rows)
