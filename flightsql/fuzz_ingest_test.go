@@ -17,9 +17,9 @@ func FuzzIngest(f *testing.F) {
 	s := newFuzzServer(f)
 	f.Add("ing", []byte{0, 1, 2, 3, 6, 9}, []byte("\x01\x00\x00\x00\x00\x00\x00\x00\x05hello\x01"), uint8(0), []byte{})
 	f.Add("r", []byte{0, 2}, []byte("\x07\x00\x00\x00\x00\x00\x00\x00\x03abc"), uint8(1<<4), []byte{}) // append to r
-	f.Add("ing", []byte{8}, []byte("\xff\xff\xff\xff\xff\xff\xff\xff"), uint8(0), []byte{})           // a uint64 beyond BIGINT
-	f.Add("ing", []byte{7, 4}, []byte("\x02\xff\xfe"), uint8(0), []byte{})                            // binary: refused
-	f.Add("ing", []byte{2}, []byte("\x02\xff\xfe"), uint8(2<<4), []byte{})                            // not UTF-8
+	f.Add("ing", []byte{8}, []byte("\xff\xff\xff\xff\xff\xff\xff\xff"), uint8(0), []byte{})            // a uint64 beyond BIGINT
+	f.Add("ing", []byte{7, 4}, []byte("\x02\xff\xfe"), uint8(0), []byte{})                             // binary: refused
+	f.Add("ing", []byte{2}, []byte("\x02\xff\xfe"), uint8(2<<4), []byte{})                             // not UTF-8
 	f.Add("ing", []byte{0, 2}, []byte{}, uint8(3), []byte{0x10, 0, 0, 0, 0xff, 0xff, 0xff, 0xff})
 	f.Add("a.b", []byte{0}, []byte{}, uint8(0), []byte{})
 

@@ -9,8 +9,8 @@ import (
 
 // statementSlots bounds the statements each client (connection, see clientID) executes at
 // once. A statement holds a slot while it plans or runs in GetFlightInfo, while it runs in
-// DoPut (ExecuteUpdate, prepared updates) and, for a query, from DoGet until its result stream
-// ends (read to the end, failed, or abandoned by the client). A statement beyond the limit is
+// DoPut (ExecuteUpdate, prepared updates, bulk ingest) and, for a query, from DoGet until its
+// result stream ends (read to the end, failed, or abandoned by the client). A statement beyond the limit is
 // refused at once with ResourceExhausted naming the limit; it does not wait, so that an
 // overloaded client sees its overload instead of calls that hang, and may retry. The parts of
 // a training read (epoch segment tickets) take no slot: a client fetches all of one read's
