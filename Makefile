@@ -148,7 +148,7 @@ bench-tpch: build
 
 # Bulk ingest of 1,000,000 mixed rows through ADBC, pandas to_sql and polars write_database, each
 # against reading the same rows back in the same run (the ratio); writes bench/results/ingest.json.
-# About a minute.
+# About 15 seconds.
 .PHONY: bench-ingest
 bench-ingest: build
 	$(PYTHON) bench/ingest/main.py
