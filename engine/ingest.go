@@ -68,8 +68,12 @@ func (e *Engine) Ingest(ctx context.Context, req IngestRequest, rdr array.Record
 		return 0, err
 	}
 	// Refuse before reading any rows when the table already decides the outcome.
-	if _, err := e.ingestTable(ctx, name, req); err != nil {
+	if t, err := e.ingestTable(ctx, name, req); err != nil {
 		return 0, err
+	} else if t != nil && req.IfExists == ExistingAppends {
+		if _, err := ingestColumns(name, t.Schema(), schema); err != nil {
+			return 0, err
+		}
 	}
 	batches, err := e.readIngest(ctx, rdr, schema)
 	if err != nil {
