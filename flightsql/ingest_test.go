@@ -101,6 +101,10 @@ func TestIngestModes(t *testing.T) {
 		t.Errorf("after append: %s", got)
 	}
 
+	zs := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}, {Name: "zzz", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	_, err = ingest(ctx, cl, ingestOpts("t", "append"), ingestBatch(t, zs, `[{"a": 9, "zzz": 9}]`))
+	wantCode(t, "appending a column the table lacks", err, codes.InvalidArgument, "Unknown column 'zzz' in table 't'")
+
 	// Replace takes the new data's schema.
 	xs := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Float64}}, nil)
 	if n, err := ingest(ctx, cl, ingestOpts("t", "replace"), ingestBatch(t, xs, `[{"x": 1.5}]`)); err != nil || n != 1 {
