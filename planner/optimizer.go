@@ -31,7 +31,7 @@ func OptimizeContext(ctx context.Context, p Plan) (Plan, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	p, _ = ReorderJoins{}.Rewrite(p)
+	p, _ = ReorderJoins{Ctx: ctx}.Rewrite(p)
 	p, err := optimizeWith(ctx, p, DefaultRules())
 	if err != nil {
 		return nil, err

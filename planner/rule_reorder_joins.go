@@ -1,36 +1,44 @@
 package planner
 
-import "math"
+import "context"
 
-// ReorderJoins rewrites a cluster of three or more relations joined by inner and cross joins
-// (FROM a, b, c WHERE …, or chains of JOIN … ON) into a left-deep join order chosen greedily:
-// start from the relation estimated smallest after its own filters, then keep adding the
-// smallest relation connected to the joined set by an equality condition, and only when none is
-// connected the smallest remaining one (a cross join). Every condition is attached at the first
-// join where all the relations it reads are present, and conditions over one relation filter
-// that relation directly. Written order would otherwise decide the plan: a query listing twenty
-// tables whose neighbours in the FROM clause share no condition builds a cross product of all of
-// them before any condition applies.
+// ReorderJoins rewrites a cluster of relations joined by inner and cross joins (FROM a, b, c
+// WHERE …, or chains of JOIN … ON) into the join order its cost model estimates cheapest (see
+// join_order.go): relations are estimated from their tables' statistics
+// (catalog.StatisticsTable) after their own conditions, equality conditions join them, and
+// every hash join builds on the side estimated smaller. Written order would otherwise decide
+// the plan: a query listing twenty tables whose neighbours in the FROM clause share no condition
+// builds a cross product of all of them before any condition applies, and TPC-H's Q5 joins
+// customers with suppliers of the same nation before the orders that would have narrowed them.
+// Every condition is attached at the first join where all the relations it reads are present,
+// and conditions over one relation filter that relation directly, as do the filters an OR over
+// several relations implies for each (impliedFilters). Two joined relations are left to
+// PushFilters unless the right one is estimated larger (they are swapped) or filters are
+// implied.
 //
 // It runs once, before the rewrite rules, and keeps the cluster's output column order (adding a
 // projection when the join order changed it). Conditions holding subqueries stay above the
 // joins, where they were.
-type ReorderJoins struct{}
+type ReorderJoins struct {
+	// Ctx bounds the reading of table statistics; nil means context.Background().
+	Ctx context.Context
+}
 
 func (ReorderJoins) Name() string { return "reorder_joins" }
 
 func (r ReorderJoins) Rewrite(p Plan) (Plan, bool) {
+	est := newEstimator(r.Ctx)
 	changed := false
 	var visit func(Plan) Plan
 	visit = func(p Plan) Plan {
 		var rels []Plan
 		var conds []Expr
-		if collectJoinCluster(p, &rels, &conds) && len(rels) >= 3 {
+		if collectJoinCluster(p, &rels, &conds) && (len(rels) >= 3 || (len(rels) == 2 && pairNeedsReorder(est, rels, conds))) {
 			for i, rel := range rels {
 				rels[i] = visit(rel)
 			}
 			changed = true
-			return orderJoins(p.Schema(), rels, conds)
+			return orderJoins(est, p.Schema(), rels, conds)
 		}
 		kids := p.Children()
 		if len(kids) == 0 {
@@ -83,110 +91,75 @@ func isInnerJoinTree(p Plan) bool {
 	return false
 }
 
-// orderJoins builds the greedy left-deep join of rels with conds; the result has schema's
-// column order.
-func orderJoins(schema Schema, rels []Plan, conds []Expr) Plan {
-	owner := map[ColumnID]int{}
+// clusterConds sorts a cluster's conditions (after factoring what the branches of ORs share,
+// see factorDisjunctions): those to keep above the joins (subqueries, or no relation read),
+// those over one relation (local, by relation, with the filters impliedFilters derives) and
+// those over several (multi, with the relations each reads and the filters derived from it).
+func clusterConds(rels []Plan, conds []Expr) (c clusterSplit) {
+	c.owner = map[ColumnID]int{}
 	for i, rel := range rels {
-		for _, c := range rel.Schema() {
-			owner[c.ID] = i
+		for _, col := range rel.Schema() {
+			c.owner[col.ID] = i
 		}
 	}
-	// relsOf is the set of relations a condition reads (outer references read none).
-	relsOf := func(e Expr) map[int]bool {
-		used := map[ColumnID]bool{}
-		ExprColumns(e, used)
-		set := map[int]bool{}
-		for id := range used {
-			if i, ok := owner[id]; ok {
-				set[i] = true
-			}
-		}
-		return set
-	}
-	var top, multi []Expr
-	var multiRels []map[int]bool
-	local := make([][]Expr, len(rels))
-	for _, c := range conds {
-		set := relsOf(c)
+	conds, _ = factorDisjunctions(conds)
+	c.local = make([][]Expr, len(rels))
+	for _, e := range conds {
+		set := relsReadBy(e, c.owner)
 		switch {
-		case HasSubquery(c) || len(set) == 0:
-			top = append(top, c)
+		case HasSubquery(e) || len(set) == 0:
+			c.top = append(c.top, e)
 		case len(set) == 1:
 			for i := range set {
-				local[i] = append(local[i], c)
+				c.local[i] = append(c.local[i], e)
 			}
 		default:
-			multi = append(multi, c)
-			multiRels = append(multiRels, set)
-		}
-	}
-	est := make([]float64, len(rels))
-	for i := range rels {
-		rels[i] = wrapFilter(rels[i], local[i])
-		est[i] = estimateRows(rels[i])
-	}
-	// connected reports whether an equality condition links relation i to the joined set.
-	connected := func(i int, joined map[int]bool) bool {
-		for k, c := range multi {
-			call, ok := c.(*Call)
-			if !ok || call.Func != "=" || !multiRels[k][i] {
-				continue
-			}
-			for j := range multiRels[k] {
-				if j != i && joined[j] {
-					return true
+			implied := impliedFilters(e, c.owner)
+			for i := range rels {
+				if f, ok := implied[i]; ok {
+					c.local[i] = append(c.local[i], f)
 				}
 			}
+			c.multi = append(c.multi, e)
+			c.multiRels = append(c.multiRels, set)
+			c.implied = append(c.implied, implied)
 		}
-		return false
 	}
-	order := make([]int, 0, len(rels))
-	joined := map[int]bool{}
-	for len(order) < len(rels) {
-		best, bestConnected := -1, false
-		for i := range rels {
-			if joined[i] {
-				continue
-			}
-			c := len(order) > 0 && connected(i, joined)
-			if best < 0 || (c && !bestConnected) || (c == bestConnected && est[i] < est[best]) {
-				best, bestConnected = i, c
-			}
-		}
-		order = append(order, best)
-		joined[best] = true
-	}
-	placed := make([]bool, len(multi))
-	plan := rels[order[0]]
-	present := map[int]bool{order[0]: true}
-	for _, i := range order[1:] {
-		present[i] = true
-		var on []Expr
-		for k, c := range multi {
-			if placed[k] || !subset(multiRels[k], present) {
-				continue
-			}
-			placed[k] = true
-			on = append(on, c)
-		}
-		j := &Join{Left: plan, Right: rels[i], Kind: CrossJoin, Columns: append(append(Schema{}, plan.Schema()...), rels[i].Schema()...)}
-		if len(on) > 0 {
-			j.Kind, j.On = InnerJoin, and(on...)
-		}
-		plan = j
-	}
-	plan = wrapFilter(plan, top)
-	return withColumnOrder(plan, schema)
+	return c
 }
 
-func subset(a, b map[int]bool) bool {
-	for k := range a {
-		if !b[k] {
-			return false
+// clusterSplit is a cluster's conditions sorted by clusterConds.
+type clusterSplit struct {
+	owner     map[ColumnID]int // column → relation
+	top       []Expr
+	local     [][]Expr
+	multi     []Expr
+	multiRels []map[int]bool
+	implied   []map[int]Expr // the filters derived from each of multi, by relation
+}
+
+// pairNeedsReorder reports whether a cluster of two relations is better rebuilt than left to
+// PushFilters: when the right one is estimated larger than the left one (after their own
+// conditions), so that the join should build on the left, or when a condition over both
+// implies filters on either.
+func pairNeedsReorder(est *estimator, rels []Plan, conds []Expr) bool {
+	c := clusterConds(rels, conds)
+	for _, m := range c.implied {
+		if len(m) > 0 {
+			return true
 		}
 	}
-	return true
+	return est.estimate(wrapFilter(rels[1], c.local[1])).rows > est.estimate(wrapFilter(rels[0], c.local[0])).rows
+}
+
+// orderJoins builds the cost-based join of rels with conds; the result has schema's column
+// order.
+func orderJoins(est *estimator, schema Schema, rels []Plan, conds []Expr) Plan {
+	c := clusterConds(rels, conds)
+	g := newJoinGraph(est, rels, c)
+	plan := g.build(g.order(), make([]bool, len(g.conds)))
+	plan = wrapFilter(plan, c.top)
+	return withColumnOrder(plan, schema)
 }
 
 // withColumnOrder returns p, projected to the column order of want when its own differs.
@@ -205,42 +178,4 @@ func withColumnOrder(p Plan, want Schema) Plan {
 		proj.Columns = append(proj.Columns, c)
 	}
 	return proj
-}
-
-// estimateRows is a rough row count used to order joins: a table's row count when its source
-// knows it, shrunk by each filter (an equality with a constant keeps a tenth, anything else
-// half).
-func estimateRows(p Plan) float64 {
-	switch n := p.(type) {
-	case *Scan:
-		if c, ok := n.Table.(interface{ NumRows() int64 }); ok {
-			return math.Max(float64(c.NumRows()), 1)
-		}
-		return 1000
-	case *Filter:
-		rows := estimateRows(n.Input)
-		for _, c := range conjuncts(n.Cond) {
-			if call, ok := c.(*Call); ok && call.Func == "=" && len(call.Args) == 2 && (isConstant(call.Args[0]) || isConstant(call.Args[1])) {
-				rows *= 0.1
-			} else {
-				rows *= 0.5
-			}
-		}
-		return math.Max(rows, 1)
-	case *Values:
-		return float64(len(n.Rows))
-	case *Limit:
-		if n.Count >= 0 {
-			return math.Min(float64(n.Count), estimateRows(n.Input))
-		}
-	}
-	kids := p.Children()
-	if len(kids) == 0 {
-		return 1000
-	}
-	rows := 1.0
-	for _, k := range kids {
-		rows = math.Max(rows, estimateRows(k))
-	}
-	return rows
 }

@@ -124,6 +124,7 @@ type Catalog struct {
 
 	totalsCache totalsCache
 	footers     footerCache
+	statsCache  statsCache
 }
 
 var _ catalog.NamespacedCatalog = (*Catalog)(nil)
