@@ -29,11 +29,14 @@ func (ReorderJoins) Name() string { return "reorder_joins" }
 func (r ReorderJoins) Rewrite(p Plan) (Plan, bool) {
 	est := newEstimator(r.Ctx)
 	changed := false
-	var visit func(Plan) Plan
+	var visit, visitKept func(Plan) Plan
 	visit = func(p Plan) Plan {
 		var rels []Plan
 		var conds []Expr
-		if collectJoinCluster(p, &rels, &conds) && (len(rels) >= 3 || (len(rels) == 2 && pairNeedsReorder(est, rels, conds))) {
+		if collectJoinCluster(p, &rels, &conds) {
+			if len(rels) == 2 && !pairNeedsReorder(est, rels, conds) {
+				return visitKept(p)
+			}
 			for i, rel := range rels {
 				rels[i] = visit(rel)
 			}
@@ -50,8 +53,35 @@ func (r ReorderJoins) Rewrite(p Plan) (Plan, bool) {
 		}
 		return withChildren(p, out)
 	}
+	// visitKept rebuilds a cluster left in its order with its relations visited: its inner joins
+	// are no clusters of their own (without the filters above them they would be estimated
+	// wrongly).
+	visitKept = func(p Plan) Plan {
+		kids := p.Children()
+		out := make([]Plan, len(kids))
+		for i, k := range kids {
+			if isClusterNode(k) {
+				out[i] = visitKept(k)
+			} else {
+				out[i] = visit(k)
+			}
+		}
+		return withChildren(p, out)
+	}
 	out := visit(p)
 	return out, changed
+}
+
+// isClusterNode reports whether collectJoinCluster takes p as part of a cluster (rather than as
+// one of its relations).
+func isClusterNode(p Plan) bool {
+	switch n := p.(type) {
+	case *Filter:
+		return isInnerJoinTree(n.Input)
+	case *Join:
+		return n.Kind == InnerJoin || n.Kind == CrossJoin
+	}
+	return false
 }
 
 // collectJoinCluster flattens filters and inner/cross joins rooted at p into relations and
