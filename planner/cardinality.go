@@ -534,7 +534,7 @@ func equalitySel(a, b Expr, in relEst) float64 {
 	}
 	if other, ok := b.(*ColumnRef); ok {
 		if oc, ok := in.cols[other.ID]; ok {
-			return 1 / math.Max(math.Max(c.distinct, oc.distinct), 1)
+			return 1 / math.Max(math.Max(keyDistinct(c, oc), keyDistinct(oc, c)), 1)
 		}
 		return defaultEqSel
 	}
@@ -548,6 +548,30 @@ func equalitySel(a, b Expr, in relEst) float64 {
 		return 1 / math.Max(c.distinct, 1)
 	}
 	return defaultEqSel
+}
+
+// keyDistinct is c's distinct count as a join key compared with other's values. A count that
+// is only an upper limit (from value bounds or the row count, not from the source's own
+// distinct count) is capped by other's domain when other's value range holds c's: a foreign key
+// takes no more distinct values than the key it references. (Without the cap, a foreign key
+// whose bounds and row count match the key's range, as TPC-H's l_orderkey does, would count as
+// unique and make its joins look far more selective than they are.)
+func keyDistinct(c, other colEst) float64 {
+	d := c.distinct
+	if !c.exact && rangeHolds(other, c) {
+		d = math.Min(d, other.domain)
+	}
+	return math.Max(d, 1)
+}
+
+// rangeHolds reports whether outer's value range holds inner's (within 5% of outer's width);
+// true when either is unbounded, since nothing then speaks against it.
+func rangeHolds(outer, inner colEst) bool {
+	if !outer.bounded || !inner.bounded {
+		return true
+	}
+	tol := 0.05 * (outer.hi - outer.lo)
+	return inner.lo >= outer.lo-tol && inner.hi <= outer.hi+tol
 }
 
 // constPosition places a constant compared with a column of type col on the column's number

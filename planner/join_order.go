@@ -231,12 +231,8 @@ func relsReadBy(e Expr, owner map[ColumnID]int) map[int]bool {
 	return set
 }
 
-// classNDV sets each member relation's distinct count of the class. A count that is only an
-// upper limit (from value bounds or the row count, not from the source's own distinct count)
-// is capped by the domain of any other member whose value range holds this one's: a foreign
-// key takes no more distinct values than the key it references. (Without the cap, a foreign
-// key column whose bounds and row count match the key's range, as TPC-H's l_orderkey does,
-// would count as unique and make its joins look far more selective than they are.)
+// classNDV sets each member relation's distinct count of the class: its smallest over its
+// members, each capped by the domain of every other member (keyDistinct).
 func (g *joinGraph) classNDV(cl *eqClass) {
 	best := map[int]float64{}
 	for _, m := range cl.members {
@@ -244,19 +240,13 @@ func (g *joinGraph) classNDV(cl *eqClass) {
 		if !ok {
 			c = colEst{distinct: g.rows[m.rel], domain: g.rows[m.rel]}
 		}
-		domain := c.domain
-		if !c.exact {
-			for _, o := range cl.members {
-				if o.rel == m.rel {
-					continue
-				}
-				oc, ok := g.cols[o.rel][o.ref.ID]
-				if ok && rangeHolds(oc, c) {
-					domain = math.Min(domain, oc.domain)
-				}
+		ndv := c.distinct
+		for _, o := range cl.members {
+			if oc, ok := g.cols[o.rel][o.ref.ID]; ok && o.rel != m.rel {
+				ndv = math.Min(ndv, keyDistinct(c, oc))
 			}
 		}
-		ndv := math.Max(math.Min(domain, c.distinct), 1)
+		ndv = math.Max(ndv, 1)
 		if cur, ok := best[m.rel]; !ok || ndv < cur {
 			best[m.rel] = ndv
 		}
@@ -266,16 +256,6 @@ func (g *joinGraph) classNDV(cl *eqClass) {
 			cl.ndv = append(cl.ndv, relNDV{rel: i, ndv: v})
 		}
 	}
-}
-
-// rangeHolds reports whether outer's value range holds inner's (within 5% of outer's width);
-// true when either is unbounded, since nothing then speaks against it.
-func rangeHolds(outer, inner colEst) bool {
-	if !outer.bounded || !inner.bounded {
-		return true
-	}
-	tol := 0.05 * (outer.hi - outer.lo)
-	return inner.lo >= outer.lo-tol && inner.hi <= outer.hi+tol
 }
 
 // condSel is the selectivity of a condition over several relations: an equality of

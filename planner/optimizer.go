@@ -17,9 +17,9 @@ func DefaultRules() []Rule {
 // maxPasses bounds the fixpoint loop; rules are written to converge well before it.
 const maxPasses = 16
 
-// Optimize orders join clusters (ReorderJoins, once), rewrites p with DefaultRules to a
-// fixpoint, then prunes unused columns. Subquery plans inside expressions are optimized the same
-// way.
+// Optimize orders join clusters (ReorderJoins, once), rewrites p with DefaultRules and
+// PushSemiJoins (which reads table statistics) to a fixpoint, then prunes unused columns.
+// Subquery plans inside expressions are optimized the same way.
 func Optimize(p Plan) Plan {
 	out, _ := OptimizeContext(context.Background(), p)
 	return out
@@ -32,7 +32,7 @@ func OptimizeContext(ctx context.Context, p Plan) (Plan, error) {
 		return nil, err
 	}
 	p, _ = ReorderJoins{Ctx: ctx}.Rewrite(p)
-	p, err := optimizeWith(ctx, p, DefaultRules())
+	p, err := optimizeWith(ctx, p, append(DefaultRules(), PushSemiJoins{Ctx: ctx}))
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,10 @@ func TestTPCHJoinOrders(t *testing.T) {
 		"q08": "(((lineitem ⋈ (orders ⋈ (customer ⋈ (n1 ⋈ region)))) ⋈ part) ⋈ (supplier ⋈ n2))",
 		// lineitem meets partsupp on its composite key (one row each), after the filtered part.
 		"q09": "(orders ⋈ (lineitem ⋈ ((partsupp ⋈ part) ⋈ (supplier ⋈ nation))))",
-		// The EXISTS and NOT EXISTS subqueries become a semi and an anti join above the cluster.
+		// The IN subquery, a semi join, filters orders before they meet lineitem.
+		"q18": "(lineitem ⋈ ((orders ⋉ lineitem) ⋈ customer))",
+		// The EXISTS and NOT EXISTS subqueries become a semi and an anti join, above the
+		// cluster: it leaves fewer lines than l1 has.
 		"q21": "((((l1 ⋈ (supplier ⋈ nation)) ⋈ orders) ⋉ l2) ▷ l3)",
 	}
 	for _, q := range sortedKeys(cases) {
