@@ -81,7 +81,7 @@ type eqClass struct {
 	members []classMember
 	rels    relSet
 	// ndv holds, in relation order, each member relation's distinct count of the class's value
-	// (its smallest over its members), after the containment cap (see newJoinGraph).
+	// (its smallest over its members, see classNDV).
 	ndv []relNDV
 }
 
@@ -111,7 +111,6 @@ type joinGraph struct {
 	cols    []map[ColumnID]colEst
 	classes []*eqClass
 	conds   []*graphCond
-	words   int
 	scratch [][]payment // card's divisors by relation
 }
 
@@ -121,7 +120,7 @@ type joinGraph struct {
 // equality to that relation's conditions.
 func newJoinGraph(est *estimator, rels []Plan, c clusterSplit) *joinGraph {
 	local, owner := c.local, c.owner
-	g := &joinGraph{n: len(rels), words: (len(rels) + 63) / 64, scratch: make([][]payment, len(rels))}
+	g := &joinGraph{n: len(rels), scratch: make([][]payment, len(rels))}
 	setOf := func(m map[int]bool) relSet {
 		s := newRelSet(g.n)
 		for i := range m {
