@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -73,7 +74,7 @@ func TestCardinalityEstimates(t *testing.T) {
 		if c.cond != nil {
 			p = &Filter{Input: s, Cond: c.cond}
 		}
-		got := newEstimator(nil).estimate(p).rows
+		got := newEstimator(context.Background()).estimate(p).rows
 		if math.Abs(got-c.want) > 0.01*c.want+0.5 {
 			t.Errorf("%s: %.1f rows, want %.1f", c.name, got, c.want)
 		}
@@ -81,7 +82,7 @@ func TestCardinalityEstimates(t *testing.T) {
 
 	// A table whose source knows nothing counts as defaultRows.
 	b2 := newPlanBuilder(t)
-	if got := newEstimator(nil).estimate(b2.scan("t1")).rows; got != 0 {
+	if got := newEstimator(context.Background()).estimate(b2.scan("t1")).rows; got != 0 {
 		// Memory tables know their row count: t1 is empty (an estimate never goes below 1
 		// once filtered, but the scan itself reports the count).
 		t.Errorf("empty memory table: %.0f rows, want 0", got)

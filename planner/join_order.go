@@ -131,8 +131,7 @@ func newJoinGraph(est *estimator, rels []Plan, c clusterSplit) *joinGraph {
 	// Union-find over the columns of class equalities.
 	parent := map[ColumnID]ColumnID{}
 	refs := map[ColumnID]*ColumnRef{}
-	var find func(ColumnID) ColumnID
-	find = func(x ColumnID) ColumnID {
+	find := func(x ColumnID) ColumnID {
 		for parent[x] != x {
 			parent[x] = parent[parent[x]]
 			x = parent[x]

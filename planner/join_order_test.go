@@ -165,7 +165,7 @@ func TestJoinOrderCompositeKey(t *testing.T) {
 	bridge := b.statsScan("bridge", 800_000, colSpec{"p", 1, 200_000, -1}, colSpec{"s", 1, 10_000, -1})
 	cond := and(cmp("=", col(fact.Columns[0]), col(bridge.Columns[0])), cmp("=", col(fact.Columns[1]), col(bridge.Columns[1])))
 	split := clusterConds([]Plan{fact, bridge}, conjuncts(cond))
-	g := newJoinGraph(newEstimator(nil), []Plan{fact, bridge}, split)
+	g := newJoinGraph(newEstimator(context.Background()), []Plan{fact, bridge}, split)
 	all := newRelSet(2)
 	all.add(0)
 	all.add(1)
@@ -186,7 +186,7 @@ func TestJoinOrderForeignKeyBounds(t *testing.T) {
 		cmp("=", col(fact.Columns[0]), col(dim.Columns[0])),
 		cmp("<=", col(dim.Columns[1]), lit(10)), // a tenth of dim
 	})
-	g := newJoinGraph(newEstimator(nil), []Plan{fact, dim}, split)
+	g := newJoinGraph(newEstimator(context.Background()), []Plan{fact, dim}, split)
 	all := newRelSet(2)
 	all.add(0)
 	all.add(1)
