@@ -148,13 +148,16 @@ type datasetEntry struct {
 	reuses  int64
 }
 
-// NewDatasets returns an empty registry.
+// NewDatasets returns an empty registry, subscribed to the events of cfg.Membership: a lost
+// node's partitions are made again on the others.
 func NewDatasets(cfg DatasetsConfig) *Datasets {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &Datasets{cfg: cfg, clients: newNodeClients(cfg.Key), ctx: ctx, stop: stop, sched: schedule.New(), entries: map[schedule.Key]*datasetEntry{}}
+	d := &Datasets{cfg: cfg, clients: newNodeClients(cfg.Key), ctx: ctx, stop: stop, sched: schedule.New(), entries: map[schedule.Key]*datasetEntry{}}
+	cfg.Membership.subscribe(d.nodeChanged)
+	return d
 }
 
 // PartSpecs groups a query's scan tasks (their estimated bytes) into the partitions of a
@@ -342,14 +345,14 @@ func (d *Datasets) Drop(name string) bool {
 	return true
 }
 
-// NodeChanged applies a membership event to the registry; call it from the membership's
-// OnChange for every event. The scheduler decides what moves (schedule.Scheduler.Observe):
+// nodeChanged applies a membership event to the registry, which NewDatasets subscribes to
+// every event of its membership. The scheduler decides what moves (schedule.Scheduler.Observe):
 // only a lost or replaced process's partitions are made again, on the alive nodes, and until
 // then reading them fails with a retryable Unavailable error; calls in flight to a node gone
 // silent are cut off. A suspect node keeps its partitions and reads still go to it; it only
 // gets no new ones. A lost process that registers again (same boot ID) holds again those of
 // its partitions not made elsewhere yet. It returns at once and rebuilds in the background.
-func (d *Datasets) NodeChanged(e Event) {
+func (d *Datasets) nodeChanged(e Event) {
 	if e.Kind == EventLost {
 		// Calls in flight to a node gone silent are cut off, so they move to other nodes. A
 		// process replaced by a restart at the same address keeps the connection: it reconnects

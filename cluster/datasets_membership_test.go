@@ -71,8 +71,7 @@ func startMembershipRegistry(t *testing.T, ids ...string) *membershipRegistry {
 	r := &membershipRegistry{clock: newFakeClock(), stores: map[string]*countingStore{}, addrs: map[string]string{}}
 	r.m = NewMembership(Config{
 		HeartbeatInterval: time.Second, SuspectAfter: tSuspect, LostAfter: tLost, Now: r.clock.Now,
-		Probe:    func(context.Context, string) ProbeResult { return ProbeUnknown },
-		OnChange: func(e Event) { r.d.NodeChanged(e) },
+		Probe: func(context.Context, string) ProbeResult { return ProbeUnknown },
 	})
 	r.d = NewDatasets(DatasetsConfig{Membership: r.m, Catalog: memcat.NewCatalog("mem"), Logger: quietLog})
 	t.Cleanup(r.d.Close)

@@ -114,8 +114,9 @@ type Config struct {
 	// node that is gone from one that is slow: a suspect node whose address refuses
 	// connections, after it was reachable once in this process's life, is lost at once.
 	Probe func(ctx context.Context, addr string) ProbeResult
-	// OnChange, when set, receives every event, one at a time and in the order they happened.
-	// It may call back into the Membership; its events are then delivered after it returns.
+	// OnChange, when set, receives every event, one at a time and in the order they happened
+	// (the head logs them; the dataset registry subscribes itself in NewDatasets). It may call
+	// back into the Membership; its events are then delivered after it returns.
 	OnChange func(Event)
 }
 
@@ -162,6 +163,9 @@ type Membership struct {
 	mu      sync.Mutex
 	nodes   map[string]*member
 	pending []Event
+	// listeners receive every event after cfg.OnChange: the parts of the head built over the
+	// membership (the dataset registry) subscribe in their constructors.
+	listeners []func(Event)
 	// checked is the last time the table was checked for silent nodes.
 	checked time.Time
 
@@ -409,25 +413,39 @@ func minTime(a, b time.Time) time.Time {
 	return b
 }
 
+// subscribe makes f receive every event from now on, after OnChange and the listeners
+// subscribed before it, one event at a time and in order, as OnChange does.
+func (m *Membership) subscribe(f func(Event)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.listeners = append(m.listeners, f)
+}
+
 // flush delivers queued events. Only one goroutine delivers at a time; one that finds delivery
 // under way leaves its events to it, so a callback that calls back into m does not deadlock.
 func (m *Membership) flush() {
 	for {
-		if m.cfg.OnChange == nil {
-			m.mu.Lock()
+		m.mu.Lock()
+		deliver := m.cfg.OnChange != nil || len(m.listeners) > 0
+		if !deliver {
 			m.pending = nil
-			m.mu.Unlock()
-			return
 		}
-		if !m.delivering.TryLock() {
+		m.mu.Unlock()
+		if !deliver || !m.delivering.TryLock() {
 			return
 		}
 		m.mu.Lock()
 		evs := m.pending
 		m.pending = nil
+		listeners := m.listeners
 		m.mu.Unlock()
 		for _, e := range evs {
-			m.cfg.OnChange(e)
+			if m.cfg.OnChange != nil {
+				m.cfg.OnChange(e)
+			}
+			for _, f := range listeners {
+				f(e)
+			}
 		}
 		m.delivering.Unlock()
 		m.mu.Lock()

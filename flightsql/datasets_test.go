@@ -96,7 +96,6 @@ func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetClu
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 
-	var datasets *cluster.Datasets
 	c.members = cluster.NewMembership(cluster.Config{
 		HeartbeatInterval: 100 * time.Millisecond,
 		// A node late by 2 s takes no new work; only one silent for a minute, restarted, or
@@ -104,12 +103,10 @@ func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetClu
 		// machine makes nodes late, never lost.
 		SuspectAfter: 2 * time.Second,
 		LostAfter:    time.Minute,
-		// As cmd/cachedb: a lost node's partitions are made again elsewhere.
 		OnChange: func(e cluster.Event) {
 			c.eventsMu.Lock()
 			c.events = append(c.events, fmt.Sprintf("%s %s %s (%s)", time.Now().Format("15:04:05.000"), e.Kind, e.Node.ID, e.Reason))
 			c.eventsMu.Unlock()
-			datasets.NodeChanged(e)
 		},
 	})
 	system := cluster.NewSystemCatalog(c.members, nil)
@@ -117,7 +114,9 @@ func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetClu
 	if err != nil {
 		t.Fatal(err)
 	}
-	datasets = cluster.NewDatasets(cluster.DatasetsConfig{Membership: c.members, Catalog: headEng.MemoryCatalog(), Key: c.key, Logger: quietLogger})
+	// As cmd/cachedb: the registry follows the membership (a lost node's partitions are made
+	// again elsewhere).
+	datasets := cluster.NewDatasets(cluster.DatasetsConfig{Membership: c.members, Catalog: headEng.MemoryCatalog(), Key: c.key, Logger: quietLogger})
 	t.Cleanup(datasets.Close)
 	c.datasets = datasets
 	system.ShowDatasets(datasets)

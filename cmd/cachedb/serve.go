@@ -125,13 +125,7 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 // in-process data nodes registered with it over Flight. It logs the address once the listener
 // accepts connections, so a supervisor (or a test) can wait for that line.
 func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.Config, key *ticket.Keyring, workers int, statementTimeout time.Duration, limits limitFlags) error {
-	// datasets is set before the server accepts registrations, so before any event.
-	var datasets *cluster.Datasets
-	ccfg.OnChange = func(e cluster.Event) {
-		logMembership(e)
-		// Only a loss (silence past lost-after, a restart, a refused connection) moves data.
-		datasets.NodeChanged(e)
-	}
+	ccfg.OnChange = logMembership
 	members := cluster.NewMembership(ccfg)
 	// Data nodes run the same source catalogs (they read the same tables), not the head's own
 	// memory tables or its system catalog.
@@ -142,7 +136,9 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	if err != nil {
 		return fmt.Errorf("starting the engine: %w", err)
 	}
-	datasets = cluster.NewDatasets(cluster.DatasetsConfig{Membership: members, Catalog: eng.MemoryCatalog(), Key: key})
+	// The registry follows the membership from here on: only a loss (silence past lost-after, a
+	// restart, a refused connection) moves data.
+	datasets := cluster.NewDatasets(cluster.DatasetsConfig{Membership: members, Catalog: eng.MemoryCatalog(), Key: key})
 	defer datasets.Close()
 	system.ShowDatasets(datasets)
 	eng.UseDatasets(datasets)
