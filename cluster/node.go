@@ -58,7 +58,7 @@ type DropRequest struct {
 	Generation uint64 `json:"generation"`
 }
 
-// DatasetStore is what a data node does with datasets; the node's engine implements it.
+// DatasetStore is what a data node does with datasets; the node runtime implements it.
 type DatasetStore interface {
 	// Materialize makes and holds one partition (see MaterializeRequest), replacing anything
 	// held for an older generation of the same dataset.

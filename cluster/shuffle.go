@@ -56,7 +56,7 @@ func DecodeShuffleTicket(keys *ticket.Keyring, raw []byte, now time.Time) (Shuff
 	return t, err
 }
 
-// ShuffleSource produces shuffle buckets on a data node; the node's engine implements it.
+// ShuffleSource produces shuffle buckets on a data node; the node runtime implements it.
 type ShuffleSource interface {
 	// ServeShuffle streams what this node produces of t's bucket, starting the shuffle's
 	// producer for t's stage if it has not started (or its bucket was read already).

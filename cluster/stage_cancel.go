@@ -24,14 +24,14 @@ type CancelStageRequest struct {
 // maxCancelBody bounds a cancel body: a query id and a time.
 const maxCancelBody = 4 << 10
 
-// StageCanceler stops a distributed execution on a data node; the node's engine implements it.
+// StageCanceler stops a distributed execution on a data node; the node runtime implements it.
 type StageCanceler interface {
 	CancelStage(query string, expires time.Time)
 }
 
 // CancelStage asks the data node at addr to stop everything it runs of st's execution. It is
 // best effort: a node that cannot be reached is running nothing a client can still read, and
-// forgets the execution when its consumers are gone (see the engine's stage idle timeout).
+// forgets the execution when its consumers are gone (see the node runtime's stage idle timeout).
 func (s *Shuffles) CancelStage(ctx context.Context, addr string, st Stage) error {
 	if s.key == nil {
 		return errs.Internalf("cancel stage: no cluster secret to sign it with")

@@ -58,9 +58,6 @@ func (c *SystemCatalog) Table(_ context.Context, name string) (catalog.Table, er
 	return nil, errs.NotFoundf("Table '%s.%s' doesn't exist: catalog %s has the tables %s", SystemCatalogName, name, SystemCatalogName, strings.Join(names, ", "))
 }
 
-// ShowDatasets adds system.datasets over d. Call it before the catalog is queried.
-func (c *SystemCatalog) ShowDatasets(d *Datasets) { c.d = d }
-
 // TableNames lists the system tables.
 func (c *SystemCatalog) TableNames(context.Context) ([]string, error) {
 	if c.d == nil {

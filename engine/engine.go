@@ -6,7 +6,6 @@ package engine
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -46,11 +45,39 @@ type Config struct {
 	// default: 16 MiB, 5,000 levels, 2,000,000). A statement beyond them fails with
 	// errs.ResourceExhausted before it is planned.
 	Limits sql.Limits
-	// StageIdle is how long a process keeps its part of a distributed execution (plan, shuffle
-	// producers, unread buckets) once no reader of it is left (default DefaultStageIdle). A
-	// client reading endpoints one after another must open the next within this time.
-	StageIdle time.Duration
+	// Memory is the engine's own catalog, which receives DDL (default: a new one named
+	// CatalogName; when set, its name is the catalog name). A head gives the one its dataset
+	// registry attaches datasets to.
+	Memory *memcat.Catalog
+	// Datasets is the head's dataset registry (nil: the engine runs no cluster). With it, CREATE
+	// TABLE … AS SELECT over Iceberg tables materializes a dataset on the data nodes, DROP TABLE
+	// of a dataset frees it, CreateDataset and Load work, and a query a ready dataset answers
+	// reads the dataset. It must attach datasets to Memory.
+	Datasets DatasetRegistry
+	// DataNodes counts the data nodes new work goes to (nil: none), for EXPLAIN to show the
+	// distributed plan a query would run as.
+	DataNodes func() int
 }
+
+// DatasetRegistry is what the engine asks of the head's registry of materialized datasets
+// (cluster.Datasets): the engine plans a dataset into a job, the registry places and makes it.
+type DatasetRegistry interface {
+	// Reuse returns the dataset held under name when its fingerprint is fingerprint.
+	Reuse(name, fingerprint string, progress func(cluster.Progress)) (cluster.DatasetInfo, bool)
+	// Create makes the dataset job describes on the data nodes.
+	Create(ctx context.Context, job cluster.DatasetJob, progress func(cluster.Progress)) (cluster.DatasetInfo, error)
+	// Drop frees the dataset held under name; false when there is none.
+	Drop(name string) bool
+	// ByFingerprint returns a ready dataset whose plan has fingerprint.
+	ByFingerprint(fingerprint string) (cluster.DatasetInfo, bool)
+	// Hit counts one read of the dataset name.
+	Hit(name string)
+	// PartSpecs groups a divisible query's scan tasks (their estimated bytes) into a dataset's
+	// partitions: partitions of them, or a default per alive data node when 0.
+	PartSpecs(taskBytes []int64, partitions int) []cluster.PartSpec
+}
+
+var _ DatasetRegistry = (*cluster.Datasets)(nil)
 
 // Engine executes statements against its catalog. It is safe for concurrent use.
 type Engine struct {
@@ -60,19 +87,8 @@ type Engine struct {
 	tables *catalog.Set
 	// writeMu serializes statements that change table contents.
 	writeMu sync.Mutex
-	// datasets is the head's dataset registry (nil unless UseDatasets).
-	datasets *cluster.Datasets
-	// datasetMu serializes a data node's creation of dataset objects.
-	datasetMu sync.Mutex
-	// dataNodes counts the alive data nodes (nil: none), for EXPLAIN.
-	dataNodes func() int
-	// stages holds the distributed executions this process takes part in: their plans and
-	// contexts.
-	stages stageRegistry
-	// shuffles fetches shuffle buckets from other nodes and holds this node's producers.
-	shuffles shuffleRuns
-	// epochBuffers allocates the columns training reads gather, reusing freed ones.
-	epochBuffers *bufferRecycler
+	// datasets is the head's dataset registry (Config.Datasets; nil without a cluster).
+	datasets DatasetRegistry
 }
 
 // Result is the outcome of one statement. For a query, Reader streams the rows (the caller

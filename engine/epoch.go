@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 
 	memcat "github.com/cachedb/cachedb/catalog/memory"
 	"github.com/cachedb/cachedb/cluster"
@@ -20,7 +19,7 @@ import (
 // Training reads: one reader's share of one epoch of a dataset, in the epoch's shuffled order
 // (cluster.EpochOrder, cluster.EpochReader). The head plans a read into segments, each a
 // stretch of the reader's share whose rows one data node holds; the node that holds them
-// produces a segment from memory (ReadEpoch).
+// produces a segment from memory (node.Runtime.ReadEpoch).
 
 // EpochRequest is what a training read asks for besides the columns.
 type EpochRequest struct {
@@ -155,7 +154,7 @@ func (e *Engine) PlanEpochRead(ctx context.Context, sqlText string, req EpochReq
 	if err != nil {
 		return nil, err
 	}
-	plan := &EpochPlan{Schema: epochSchema(d.Schema(), cols, names)}
+	plan := &EpochPlan{Schema: EpochSchema(d.Schema(), cols, names)}
 	// The slice names its generation itself; the request's pin was checked here.
 	req.Generation = 0
 	base := EpochSlice{Dataset: d.Name(), Generation: d.Generation(), Columns: cols, Names: names, PartRows: partRows, Request: req}
@@ -235,70 +234,13 @@ func fieldNames(s *arrow.Schema) []string {
 	return names
 }
 
-// epochSchema is the dataset's columns cols under the output names.
-func epochSchema(ds *arrow.Schema, cols []int, names []string) *arrow.Schema {
+// EpochSchema is the schema of a training read: the dataset's columns cols (of its schema ds)
+// under the output names.
+func EpochSchema(ds *arrow.Schema, cols []int, names []string) *arrow.Schema {
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
 		fields[i] = ds.Field(c)
 		fields[i].Name = names[i]
 	}
 	return arrow.NewSchema(fields, nil)
-}
-
-// epochBatchBytes is the size a segment's output batches aim at (the server splits anything
-// larger than its cap); epochGatherBytes bounds what a reader gathers at once.
-const (
-	epochBatchBytes  = 2 << 20
-	epochGatherBytes = 32 << 20
-)
-
-// ReadEpoch produces one segment of a training read from the partitions this process holds.
-// A partition it does not hold, or one whose row count differs from the head's, fails with
-// errs.Unavailable: the reader should plan again.
-func (e *Engine) ReadEpoch(ctx context.Context, s EpochSlice) (array.RecordReader, error) {
-	t, err := e.catalog.Table(ctx, s.Dataset+"@"+strconv.FormatUint(s.Generation, 10))
-	if err != nil {
-		return nil, err
-	}
-	d, ok := t.(*memcat.Dataset)
-	if !ok {
-		return nil, errs.NotFoundf("%q is not a dataset", s.Dataset)
-	}
-	if len(s.Columns) != len(s.Names) {
-		return nil, errs.Invalidf("training read slice has %d columns and %d names", len(s.Columns), len(s.Names))
-	}
-	for _, c := range s.Columns {
-		if c < 0 || c >= d.Schema().NumFields() {
-			return nil, errs.Invalidf("dataset %q has no column %d", s.Dataset, c)
-		}
-	}
-	if err := s.Request.Reader.Validate(); err != nil {
-		return nil, err
-	}
-	order, err := cluster.NewEpochOrder(s.PartRows, s.Request.Seed, s.Request.Epoch, s.Request.Shuffle, s.Request.ChunkRows, s.Request.WindowRows)
-	if err != nil {
-		return nil, err
-	}
-	parts := d.Parts()
-	if len(parts) != len(s.PartRows) {
-		return nil, errs.Invalidf("dataset %q has %d partitions, the read expects %d", s.Dataset, len(parts), len(s.PartRows))
-	}
-	schema := epochSchema(d.Schema(), s.Columns, s.Names)
-	var rowBytes int64 = 1
-	if rows, bytes := d.Totals(); rows > 0 {
-		rowBytes = max(1, bytes/rows*int64(len(s.Columns))/int64(max(1, d.Schema().NumFields())))
-	}
-	target, part := epochSizes(rowBytes, s.Request.Reader.BatchSize)
-	return newEpochReader(ctx, e.taskContext(nil), e.epochBuffers, s, order, parts, schema, target, part)
-}
-
-// epochSizes returns, for rows of about rowBytes bytes, how many rows a reader streams in a
-// batch (about epochBatchBytes; a multiple of batchSize when there is one) and gathers at once
-// (about epochGatherBytes; a multiple of the batch).
-func epochSizes(rowBytes int64, batchSize int) (target, part int64) {
-	target = max(1, epochBatchBytes/rowBytes)
-	if b := int64(batchSize); b > 0 {
-		target = max(b, target/b*b)
-	}
-	return target, max(target, epochGatherBytes/rowBytes/target*target)
 }

@@ -34,11 +34,11 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Alloc == nil {
 		cfg.Alloc = memory.DefaultAllocator
 	}
-	if cfg.StageIdle <= 0 {
-		cfg.StageIdle = DefaultStageIdle
+	if cfg.Memory == nil {
+		cfg.Memory = memcat.NewCatalog(cfg.CatalogName)
 	}
-	e := &Engine{cfg: cfg, catalog: memcat.NewCatalog(cfg.CatalogName), epochBuffers: newBufferRecycler(cfg.Alloc, epochBuffersKept)}
-	e.stages.clock, e.stages.idle = systemClock{}, cfg.StageIdle
+	cfg.CatalogName = cfg.Memory.Name()
+	e := &Engine{cfg: cfg, catalog: cfg.Memory, datasets: cfg.Datasets}
 	tables, err := catalog.NewSet(e.catalog, cfg.Sources, cfg.DefaultCatalog)
 	if err != nil {
 		return nil, err
@@ -51,6 +51,18 @@ func New(cfg Config) (*Engine, error) {
 	}
 	return e, nil
 }
+
+// TaskContext returns the context of one execution of operators the engine planned (PlanStage,
+// PlanTasks): the engine's allocator and batch size and a new cache, which the caller releases
+// when the execution's readers are released.
+func (e *Engine) TaskContext() *exec.TaskContext { return e.taskContext(nil) }
+
+// Partitions is how many partitions the engine's plans are spread over: how many of a plan's
+// partitions a caller runs at once.
+func (e *Engine) Partitions() int { return e.cfg.Partitions }
+
+// Alloc is the allocator every query of the engine uses.
+func (e *Engine) Alloc() memory.Allocator { return e.cfg.Alloc }
 
 // taskContext returns the context of one query execution. Its cache must be released when
 // the execution's readers are (see run).

@@ -10,38 +10,50 @@ import (
 	"github.com/cachedb/cachedb/catalog/iceberg"
 	"github.com/cachedb/cachedb/catalog/iceberg/demo"
 	"github.com/cachedb/cachedb/exec"
+	"github.com/cachedb/cachedb/internal/errs"
 )
 
-func TestSharesDivideAQueryExactlyOnce(t *testing.T) {
+// TestTasksDivideAQueryExactlyOnce: the scan tasks of a query, planned in groups with
+// PlanTasks (as data nodes plan their dataset partitions), return each row of the query once
+// however they are grouped.
+func TestTasksDivideAQueryExactlyOnce(t *testing.T) {
 	ctx := context.Background()
 	e := newLakeEngine(t)
 	// One scan partition per data file (one per day of rides).
 	query := "SELECT ride_id, city FROM demo.rides WHERE city = 'Lisbon' AND passengers > 4"
-	div, err := e.Divide(ctx, query)
-	if err != nil || div == nil || div.Tasks() < 2 {
-		t.Fatalf("Divide = %+v, %v; want several scan tasks", div, err)
+	_, scan, ok, err := e.planShares(ctx, query)
+	if err != nil || !ok || len(scan.TaskBytes()) < 2 {
+		t.Fatalf("planShares: divides %v, %v; want several scan tasks", ok, err)
 	}
-	n := div.Tasks()
-	for i, loc := range div.Locations {
-		if loc != "" || div.Bytes[i] < 1 {
-			t.Errorf("task %d: location %q, bytes %d; want no location and bytes ≥ 1", i, loc, div.Bytes[i])
+	bytes := scan.TaskBytes()
+	n := len(bytes)
+	for i, loc := range scan.TaskLocations() {
+		if loc != "" || bytes[i] < 1 {
+			t.Errorf("task %d: location %q, bytes %d; want no location and bytes ≥ 1", i, loc, bytes[i])
 		}
 	}
 	want := rows(t, e, query)
 	for _, of := range []int{1, 2, 3, n + 2} {
 		var got []string
-		for _, tasks := range exec.AssignShares(div.Bytes, of) {
-			res, err := e.ExecuteTasks(ctx, query, tasks)
+		for _, tasks := range exec.AssignShares(bytes, of) {
+			op, err := e.PlanTasks(ctx, query, tasks)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for res.Reader.Next() {
-				b := res.Reader.RecordBatch()
+			rdr, err := e.run(ctx, exec.NewCoalesce(op), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rdr.Next() {
+				b := rdr.RecordBatch()
 				for i := range int(b.NumRows()) {
 					got = append(got, valueString(b.Column(0), i)+","+valueString(b.Column(1), i))
 				}
 			}
-			res.Reader.Release()
+			if err := rdr.Err(); err != nil {
+				t.Fatal(err)
+			}
+			rdr.Release()
 		}
 		slices.Sort(got)
 		slices.Sort(want)
@@ -51,15 +63,12 @@ func TestSharesDivideAQueryExactlyOnce(t *testing.T) {
 	}
 	for _, q := range []string{"SELECT count(*) FROM demo.rides", "SELECT ride_id FROM demo.rides ORDER BY ride_id",
 		"SELECT ride_id FROM demo.rides LIMIT 3", "CREATE TABLE s AS SELECT 1"} {
-		if div, err := e.Divide(ctx, q); err != nil || div != nil {
-			t.Errorf("%s: Divide = %+v, %v; want nil", q, div, err)
+		if _, err := e.PlanTasks(ctx, q, []int{0}); errs.CategoryOf(err) != errs.InvalidInput {
+			t.Errorf("%s: PlanTasks = %v; want an InvalidInput error", q, err)
 		}
 	}
-	if _, err := e.ExecuteTasks(ctx, "SELECT count(*) FROM demo.rides", []int{0}); err == nil {
-		t.Error("an aggregate was divided")
-	}
-	if _, err := e.ExecuteTasks(ctx, query, []int{n}); err == nil {
-		t.Errorf("task %d of %d ran", n, n)
+	if _, err := e.PlanTasks(ctx, query, []int{n}); err == nil {
+		t.Errorf("task %d of %d was planned", n, n)
 	}
 }
 
@@ -68,8 +77,8 @@ func TestQueriesOverMemoryTablesAreNotDivided(t *testing.T) {
 	e := newTestEngine(t)
 	run(t, e, "CREATE TABLE m (a BIGINT)")
 	run(t, e, "INSERT INTO m VALUES (1), (2)")
-	if div, err := e.Divide(context.Background(), "SELECT a FROM m WHERE a > 1"); err != nil || div != nil {
-		t.Errorf("Divide = %+v, %v; want nil", div, err)
+	if _, err := e.PlanTasks(context.Background(), "SELECT a FROM m WHERE a > 1", []int{0}); errs.CategoryOf(err) != errs.InvalidInput {
+		t.Errorf("PlanTasks = %v; want an InvalidInput error", err)
 	}
 }
 

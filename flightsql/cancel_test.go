@@ -18,7 +18,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cachedb/cachedb/catalog"
-	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 )
@@ -51,7 +50,6 @@ func startCancelClusterWith(t *testing.T, opts Options) *cancelCluster {
 	}
 	opts.TicketKey, opts.DataNodes = key, func() []string { return c.addrs }
 	c.head = startServer(t, engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake", Alloc: c.alloc}, opts)
-	c.head.eng.UseShuffles(cluster.NewShuffles(key))
 	return c
 }
 
@@ -63,7 +61,7 @@ func (c *cancelCluster) held() string {
 		parts = append(parts, fmt.Sprintf("%d bytes of Arrow buffers", n))
 	}
 	for i, s := range append([]*testServer{c.head}, c.nodes...) {
-		if st := s.eng.Stages(); st.Executions > 0 || st.Producers > 0 {
+		if st := s.node.Stages(); st.Executions > 0 || st.Producers > 0 {
 			parts = append(parts, fmt.Sprintf("process %d: %d executions, %d producers", i, st.Executions, st.Producers))
 		}
 	}
@@ -190,7 +188,7 @@ func TestAbandonedShuffleJoinStopsEverywhere(t *testing.T) {
 		c.waitReleased(t, base, 10)
 	}
 	for i, s := range append([]*testServer{c.head}, c.nodes...) {
-		if st := s.eng.Stages(); st.Canceled == 0 && i > 0 {
+		if st := s.node.Stages(); st.Canceled == 0 && i > 0 {
 			t.Errorf("data node %d remembers no canceled execution: the cancel did not reach it", i-1)
 		}
 	}
@@ -304,9 +302,9 @@ func TestFinishedQueryReleasesTheHeadAndProducers(t *testing.T) {
 	for {
 		producers := 0
 		for _, n := range c.nodes {
-			producers += n.eng.Stages().Producers
+			producers += n.node.Stages().Producers
 		}
-		head := c.head.eng.Stages()
+		head := c.head.node.Stages()
 		if head.Executions == 0 && producers == 0 && head.Canceled == 0 {
 			return
 		}

@@ -109,26 +109,25 @@ func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetClu
 			c.eventsMu.Unlock()
 		},
 	})
-	system := cluster.NewSystemCatalog(c.members, nil)
-	headEng, err := engine.New(engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh), system}, DefaultCatalog: "lake"})
+	// As cmd/cachedb: the registry follows the membership (a lost node's partitions are made
+	// again elsewhere) and attaches datasets to the head engine's own catalog.
+	mem := memcat.NewCatalog("cachedb")
+	c.datasets = cluster.NewDatasets(cluster.DatasetsConfig{Membership: c.members, Catalog: mem, Key: c.key, Logger: quietLogger})
+	t.Cleanup(c.datasets.Close)
+	system := cluster.NewSystemCatalog(c.members, c.datasets)
+	headEng, err := engine.New(engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh), system}, DefaultCatalog: "lake", Memory: mem, Datasets: c.datasets})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// As cmd/cachedb: the registry follows the membership (a lost node's partitions are made
-	// again elsewhere).
-	datasets := cluster.NewDatasets(cluster.DatasetsConfig{Membership: c.members, Catalog: headEng.MemoryCatalog(), Key: c.key, Logger: quietLogger})
-	t.Cleanup(datasets.Close)
-	c.datasets = datasets
-	system.ShowDatasets(datasets)
-	headEng.UseDatasets(datasets)
-	headEng.UseShuffles(cluster.NewShuffles(c.key))
+	headRT := newRuntime(t, headEng, c.key)
 	srv, headAddr, _ := serveEngine(t, headEng, Options{
 		TicketKey:      c.key,
+		Node:           headRT,
 		DataNodes:      func() []string { return aliveAddrs(c.members) },
 		ReachableNodes: func() []string { return cluster.Addrs(cluster.ReachableNodes(c.members.Nodes())) },
 		Extend:         cluster.NewActions(c.members, c.key).Wrap,
 	})
-	c.head = &testServer{srv: srv, eng: headEng, addr: headAddr}
+	c.head = &testServer{srv: srv, eng: headEng, node: headRT, addr: headAddr}
 	go c.members.Run(ctx)
 
 	for i := range nodes {
@@ -137,10 +136,11 @@ func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetClu
 		if err != nil {
 			t.Fatal(err)
 		}
-		eng.UseShuffles(cluster.NewShuffles(c.key))
+		rt := newRuntime(t, eng, c.key)
 		_, addr, stopServer := serveEngine(t, eng, Options{
 			TicketKey: c.key,
-			Extend:    cluster.NodeActions(cluster.NodeConfig{ID: id, Version: "test", Key: c.key, Store: eng, Shuffles: eng}),
+			Node:      rt,
+			Extend:    cluster.NodeActions(cluster.NodeConfig{ID: id, Version: "test", Key: c.key, Store: rt, Shuffles: rt}),
 		})
 		// The node's process keeps one boot ID: an agent started again (resume) registers as
 		// the same process.
@@ -841,14 +841,14 @@ func TestDatasetsOnDataNodes(t *testing.T) {
 
 		// A head with no data node alive cannot hold a dataset.
 		lonely := cluster.NewMembership(cluster.Config{})
-		eng, err := engine.New(engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"})
+		mem := memcat.NewCatalog("cachedb")
+		reg := cluster.NewDatasets(cluster.DatasetsConfig{Membership: lonely, Catalog: mem, Key: c.key, Logger: quietLogger})
+		t.Cleanup(reg.Close)
+		eng, err := engine.New(engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake", Memory: mem, Datasets: reg})
 		if err != nil {
 			t.Fatal(err)
 		}
-		reg := cluster.NewDatasets(cluster.DatasetsConfig{Membership: lonely, Catalog: eng.MemoryCatalog(), Key: c.key, Logger: quietLogger})
-		t.Cleanup(reg.Close)
-		eng.UseDatasets(reg)
-		_, addr, _ := serveEngine(t, eng, Options{TicketKey: c.key, DataNodes: func() []string { return aliveAddrs(lonely) }, Extend: cluster.NewActions(lonely, c.key).Wrap})
+		_, addr, _ := serveEngine(t, eng, Options{TicketKey: c.key, Node: newRuntime(t, eng, c.key), DataNodes: func() []string { return aliveAddrs(lonely) }, Extend: cluster.NewActions(lonely, c.key).Wrap})
 		_, err = loadSpec(ctx, flightClient(t, addr), spec)
 		if grpcCode(err) != codes.Unavailable || !strings.Contains(err.Error(), "no data node") {
 			t.Errorf("load with no data node alive: %v", err)

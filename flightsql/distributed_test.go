@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow-adbc/go/adbc"
 
 	"github.com/cachedb/cachedb/catalog"
-	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 )
@@ -29,9 +28,9 @@ func TestDistributedQueriesMatchOneProcess(t *testing.T) {
 	for range 3 {
 		nodes = append(nodes, startDataNode(t, newEngineConfig(), key).addr)
 	}
-	head := startServer(t, newEngineConfig(), Options{TicketKey: key, DataNodes: func() []string { return nodes }})
-	head.eng.UseShuffles(cluster.NewShuffles(key))
-	head.eng.UseDataNodes(func() int { return len(nodes) })
+	headCfg := newEngineConfig()
+	headCfg.DataNodes = func() int { return len(nodes) }
+	head := startServer(t, headCfg, Options{TicketKey: key, DataNodes: func() []string { return nodes }})
 	alone := startServer(t, newEngineConfig(), Options{})
 
 	tests := []struct {
@@ -107,9 +106,9 @@ func TestDistributedQueriesWhenTheFilterPrunesEveryFile(t *testing.T) {
 	for range 3 {
 		nodes = append(nodes, startDataNode(t, newEngineConfig(), key).addr)
 	}
-	head := startServer(t, newEngineConfig(), Options{TicketKey: key, DataNodes: func() []string { return nodes }})
-	head.eng.UseShuffles(cluster.NewShuffles(key))
-	head.eng.UseDataNodes(func() int { return len(nodes) })
+	headCfg := newEngineConfig()
+	headCfg.DataNodes = func() int { return len(nodes) }
+	head := startServer(t, headCfg, Options{TicketKey: key, DataNodes: func() []string { return nodes }})
 	alone := startServer(t, newEngineConfig(), Options{})
 	headConn, aloneConn := head.sessionConn(t), alone.sessionConn(t)
 	for _, tt := range []struct {
@@ -145,7 +144,6 @@ func TestQueriesThroughViewsRunOnTheHead(t *testing.T) {
 	key := ticket.NewKeyring([]byte("cluster secret"), nil)
 	nodes := []string{startDataNode(t, cfg, key).addr, startDataNode(t, cfg, key).addr}
 	head := startServer(t, cfg, Options{TicketKey: key, DataNodes: func() []string { return nodes }})
-	head.eng.UseShuffles(cluster.NewShuffles(key))
 	alone := startServer(t, cfg, Options{})
 	const view = "CREATE VIEW lisbon AS SELECT ride_id, passengers, fare FROM demo.rides WHERE city = 'Lisbon'"
 	const query = "SELECT passengers, count(*), sum(fare) FROM lisbon GROUP BY passengers"
@@ -174,8 +172,7 @@ func TestQueriesThroughViewsRunOnTheHead(t *testing.T) {
 // TestExplainShowsDistributedPlan: EXPLAIN on a head with data nodes shows the stages.
 func TestExplainShowsDistributedPlan(t *testing.T) {
 	wh := demoWarehouse(t)
-	head := startServer(t, engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}, Options{})
-	head.eng.UseDataNodes(func() int { return 3 })
+	head := startServer(t, engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake", DataNodes: func() int { return 3 }}, Options{})
 	_, rows := adbcQuery(t, head.sessionConn(t), "EXPLAIN SELECT city, count(*) FROM demo.rides GROUP BY city")
 	text := strings.Join(rows, "\n")
 	for _, want := range []string{
@@ -201,7 +198,6 @@ func TestDistributedQueryWithADeadNode(t *testing.T) {
 	var offered atomic.Pointer[[]string]
 	offered.Store(&nodes)
 	head := startServer(t, cfg, Options{TicketKey: key, DataNodes: func() []string { return *offered.Load() }})
-	head.eng.UseShuffles(cluster.NewShuffles(key))
 	conn := head.sessionConn(t)
 	const query = "SELECT city, count(*) AS n FROM demo.rides GROUP BY city ORDER BY city"
 	_, before := adbcQuery(t, conn, query)

@@ -150,13 +150,12 @@ func TestStoppedDistributedQueryReportsWhy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			eng.UseShuffles(cluster.NewShuffles(key))
-			node := cluster.NodeConfig{ID: "node", Version: "test", Key: key, Store: eng, Shuffles: eng}
-			_, addr, _ := serveEngine(t, eng, Options{TicketKey: key, Extend: cluster.NodeActions(node), StatementTimeout: 300 * time.Millisecond})
+			rt := newRuntime(t, eng, key)
+			actions := cluster.NodeConfig{ID: "node", Version: "test", Key: key, Store: rt, Shuffles: rt}
+			_, addr, _ := serveEngine(t, eng, Options{TicketKey: key, Node: rt, Extend: cluster.NodeActions(actions), StatementTimeout: 300 * time.Millisecond})
 			nodes = append(nodes, addr)
 		}
 		head := startServer(t, cfg(), Options{TicketKey: key, DataNodes: func() []string { return nodes }})
-		head.eng.UseShuffles(cluster.NewShuffles(key))
 		ctx := testContext(t)
 		cl := head.arrowClient(t)
 		err := retryUnavailable(t, func() error {

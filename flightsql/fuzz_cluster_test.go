@@ -16,6 +16,7 @@ import (
 	"github.com/cachedb/cachedb/catalog/iceberg/icebergtest"
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
+	"github.com/cachedb/cachedb/node"
 )
 
 // fuzzCluster is a head with two data nodes on loopback ports, all reading the Iceberg table
@@ -55,33 +56,32 @@ func newFuzzCluster(tb testing.TB) *fuzzCluster {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	newEngine := func() *engine.Engine {
+	var nodes []string
+	// newProcess is an engine with its node runtime; a head's engine counts the data nodes.
+	newProcess := func(dataNodes func() int) (*engine.Engine, *node.Runtime) {
 		lake, err := iceberg.Open(ctx, cfg)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		eng, err := engine.New(engine.Config{NoDemo: true, BatchSize: 2, Sources: []catalog.Catalog{lake}})
+		eng, err := engine.New(engine.Config{NoDemo: true, BatchSize: 2, Sources: []catalog.Catalog{lake}, DataNodes: dataNodes})
 		if err != nil {
 			tb.Fatal(err)
 		}
-		eng.UseShuffles(cluster.NewShuffles(fuzzKey))
-		return eng
+		return eng, newRuntime(tb, eng, fuzzKey)
 	}
 	c := &fuzzCluster{clients: map[string]*flightsql.Client{}}
-	var nodes []string
 	for i := range 2 {
-		eng := newEngine()
-		node := cluster.NodeConfig{ID: string(rune('a' + i)), Version: "test", Key: fuzzKey, Store: eng, Shuffles: eng}
-		nodes = append(nodes, serveFuzz(tb, eng, Options{TicketKey: fuzzKey, Extend: cluster.NodeActions(node)}))
+		eng, rt := newProcess(nil)
+		actions := cluster.NodeConfig{ID: string(rune('a' + i)), Version: "test", Key: fuzzKey, Store: rt, Shuffles: rt}
+		nodes = append(nodes, serveFuzz(tb, eng, Options{TicketKey: fuzzKey, Node: rt, Extend: cluster.NodeActions(actions)}))
 	}
-	headEng := newEngine()
+	headEng, headRT := newProcess(func() int { return len(nodes) })
 	for _, s := range fuzzTables {
 		if _, err := headEng.Execute(ctx, s, nil); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	headEng.UseDataNodes(func() int { return len(nodes) })
-	head := serveFuzz(tb, headEng, Options{TicketKey: fuzzKey, DataNodes: func() []string { return nodes }, MaxConcurrentPerClient: 1 << 20})
+	head := serveFuzz(tb, headEng, Options{TicketKey: fuzzKey, Node: headRT, DataNodes: func() []string { return nodes }, MaxConcurrentPerClient: 1 << 20})
 	dial := func(addr string) *flightsql.Client {
 		cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {

@@ -57,15 +57,15 @@ func newFuzzServer(tb testing.TB) *Server {
 			tb.Fatalf("%s: %v", s, err)
 		}
 	}
-	if _, err := eng.Materialize(ctx, cluster.MaterializeRequest{
+	rt := newRuntime(tb, eng, fuzzKey)
+	if _, err := rt.Materialize(ctx, cluster.MaterializeRequest{
 		Dataset: fuzzDataset, Generation: 1, Partitions: 1, Partition: 0, Whole: true, SQL: "SELECT id, s, m FROM r",
 	}); err != nil {
 		tb.Fatal(err)
 	}
-	eng.UseShuffles(cluster.NewShuffles(fuzzKey))
-	node := cluster.NodeConfig{ID: "fuzz", Version: "test", Key: fuzzKey, Store: eng, Shuffles: eng}
+	actions := cluster.NodeConfig{ID: "fuzz", Version: "test", Key: fuzzKey, Store: rt, Shuffles: rt}
 	return NewServer(eng, Options{
-		TicketKey: fuzzKey, Extend: cluster.NodeActions(node),
+		TicketKey: fuzzKey, Node: rt, Extend: cluster.NodeActions(actions),
 		MaxConcurrentPerClient: 1 << 20, MaxPreparedPerClient: 1 << 20, Logger: quietLogger,
 	})
 }

@@ -15,7 +15,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cachedb/cachedb/catalog"
-	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 )
@@ -36,15 +35,12 @@ func TestHostileStatementsLeaveServerServing(t *testing.T) {
 			for range nodes {
 				addrs = append(addrs, startDataNode(t, newEngineConfig(), key).addr)
 			}
-			opts := Options{}
+			opts, headCfg := Options{}, newEngineConfig()
 			if nodes > 0 {
 				opts = Options{TicketKey: key, DataNodes: func() []string { return addrs }}
+				headCfg.DataNodes = func() int { return len(addrs) }
 			}
-			head := startServer(t, newEngineConfig(), opts)
-			if nodes > 0 {
-				head.eng.UseShuffles(cluster.NewShuffles(key))
-				head.eng.UseDataNodes(func() int { return len(addrs) })
-			}
+			head := startServer(t, headCfg, opts)
 			cl := head.arrowClient(t)
 			ctx := testContext(t)
 			if info, err := cl.Execute(ctx, "SELECT city FROM demo.rides"); err != nil || (nodes > 0 && len(info.Endpoint) != nodes) {

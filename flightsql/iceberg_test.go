@@ -169,7 +169,6 @@ func TestQueriesDividedAmongDataNodes(t *testing.T) {
 	stranger := startServer(t, newEngineConfig(), Options{TicketKey: ticket.NewKeyring([]byte("another secret"), nil)})
 	nodes := []string{nodeA.addr, nodeB.addr}
 	head := startServer(t, newEngineConfig(), Options{TicketKey: key, DataNodes: func() []string { return nodes }})
-	head.eng.UseShuffles(cluster.NewShuffles(key))
 
 	cl := head.arrowClient(t)
 	query := "SELECT ride_id, fare FROM demo.rides WHERE city = 'Lisbon'"
@@ -246,11 +245,11 @@ func startDataNode(t *testing.T, cfg engine.Config, key *ticket.Keyring) *testSe
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng.UseShuffles(cluster.NewShuffles(key))
-	node := cluster.NodeConfig{ID: "node", Version: "test", Key: key, Store: eng, Shuffles: eng}
-	srv, addr, stop := serveEngine(t, eng, Options{TicketKey: key, Extend: cluster.NodeActions(node)})
+	rt := newRuntime(t, eng, key)
+	actions := cluster.NodeConfig{ID: "node", Version: "test", Key: key, Store: rt, Shuffles: rt}
+	srv, addr, stop := serveEngine(t, eng, Options{TicketKey: key, Node: rt, Extend: cluster.NodeActions(actions)})
 	stopDataNodes.Store(addr, stop)
-	return &testServer{srv: srv, eng: eng, addr: addr}
+	return &testServer{srv: srv, eng: eng, node: rt, addr: addr}
 }
 
 // stopDataNodes holds the stop function of every data node startDataNode serves, by address.

@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cachedb/cachedb/catalog"
-	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 )
@@ -34,9 +33,7 @@ func TestRotatedClusterSecretKeepsServing(t *testing.T) {
 	rotated := startDataNode(t, newEngineConfig(), newKey)
 	nodes := []string{node.addr}
 	startHead := func(key *ticket.Keyring) *testServer {
-		head := startServer(t, newEngineConfig(), Options{TicketKey: key, DataNodes: func() []string { return nodes }})
-		head.eng.UseShuffles(cluster.NewShuffles(key))
-		return head
+		return startServer(t, newEngineConfig(), Options{TicketKey: key, DataNodes: func() []string { return nodes }})
 	}
 	oldHead, newHead := startHead(oldKey), startHead(newKey)
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
+	"github.com/cachedb/cachedb/node"
 )
 
 // PublicSchema is the one db schema of the catalog: every table is reported in it.
@@ -73,14 +74,19 @@ type Options struct {
 	TicketKey *ticket.Keyring
 	// DataNodes, when set, returns the Flight addresses of the data nodes that serve this
 	// server's tickets (signed with the same TicketKey and running the same catalogs). A query
-	// that divides into shares (engine.Shares) is then answered with one endpoint per data
-	// node, located there, instead of one endpoint on this server.
+	// that runs over data nodes (engine.Distribute) is then answered with endpoints located at
+	// the data nodes instead of one endpoint on this server.
 	DataNodes func() []string
 	// ReachableNodes, when set, returns the addresses of data nodes that take no new work but
 	// still serve what they hold (suspect nodes: late with their heartbeats). A query whose
 	// data is held on one of them runs on it as well; free scan tasks still go only to
 	// DataNodes.
 	ReachableNodes func() []string
+	// Node is the process's node runtime: it runs this server's part of distributed queries
+	// (the stage tickets the head signs: the final stage on a data node, or on the head the
+	// stage that gathers from the nodes) and produces training-read segments. Without it (a
+	// server alone) such tickets fail with Unavailable. The caller closes it after Shutdown.
+	Node *node.Runtime
 	// Extend, when set, wraps the Flight service before it is registered, so that another part
 	// of cachedb (cluster membership) can serve its own DoAction types on the same port. The
 	// wrapper must pass every call it does not serve to the service it wraps. Its errors pass

@@ -18,6 +18,7 @@ import (
 	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/node"
 )
 
 // emptySchema is the schema of the result of a statement that returns no rows.
@@ -90,6 +91,14 @@ func (s *Server) GetSchemaStatement(ctx context.Context, cmd fsql.StatementQuery
 	return &flight.SchemaResult{Schema: flight.SerializeSchema(schema, s.opts.Alloc)}, nil
 }
 
+// runtime is the node runtime that runs stages and training reads here.
+func (s *Server) runtime() (*node.Runtime, error) {
+	if s.opts.Node == nil {
+		return nil, errs.Unavailablef("this server runs no node runtime: it serves no distributed stages or training reads")
+	}
+	return s.opts.Node, nil
+}
+
 // DoGetStatement redeems a ticket from GetFlightInfoStatement: it runs the query and streams
 // its rows. Tickets this server did not sign are refused with InvalidArgument.
 func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
@@ -113,7 +122,11 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 		if err != nil {
 			return nil, nil, err
 		}
-		rdr, err := s.eng.ReadEpoch(ctx, slice)
+		rt, err := s.runtime()
+		if err != nil {
+			return nil, nil, err
+		}
+		rdr, err := rt.ReadEpoch(ctx, slice)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -137,7 +150,10 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 	ctx, done := s.statementContext(ctx)
 	var res *engine.Result
 	if t.Stage.Query != "" {
-		res, err = s.eng.ExecuteStage(engine.WithSession(ctx, sessionOf(t.Stage)), t.Stage, t.Self)
+		var rt *node.Runtime
+		if rt, err = s.runtime(); err == nil {
+			res, err = rt.ExecuteStage(engine.WithSession(ctx, sessionOf(t.Stage)), t.Stage, t.Self)
+		}
 	} else {
 		res, err = s.eng.Execute(engine.WithSession(ctx, sessionOf(t.Stage)), t.Stage.SQL, nil)
 	}

@@ -20,7 +20,7 @@ import (
 type statementTicket struct {
 	// Stage holds the SQL and the naming session it was planned in (catalog, schema, pinned
 	// table versions); its expiry is the ticket's. With a Query id the ticket is one part of
-	// that distributed execution (engine.ExecuteStage), redeemed by node Self (-1: the head);
+	// that distributed execution (node.Runtime.ExecuteStage), redeemed by node Self (-1: the head);
 	// without, DoGet runs the whole query here.
 	Stage cluster.Stage `json:"stage"`
 	Self  int           `json:"self,omitempty"`

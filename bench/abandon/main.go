@@ -36,6 +36,7 @@ import (
 	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 	cachedbsql "github.com/cachedb/cachedb/flightsql"
+	"github.com/cachedb/cachedb/node"
 )
 
 const (
@@ -88,7 +89,7 @@ func main() {
 }
 
 type process struct {
-	eng  *engine.Engine
+	rt   *node.Runtime
 	addr string
 }
 
@@ -107,43 +108,47 @@ func run(nodes int, window time.Duration, many int, dir, results string) error {
 		return err
 	}
 	key := ticket.NewKeyring([]byte("bench cluster secret"), nil)
-	newEngine := func() (*engine.Engine, error) {
+	// newProcess is an engine with its node runtime, as every process of a cluster runs.
+	newProcess := func() (*engine.Engine, *node.Runtime, error) {
 		lake, err := iceberg.Open(ctx, wh.CatalogConfig("lake"))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return engine.New(engine.Config{NoDemo: true, Sources: []catalog.Catalog{lake}, DefaultCatalog: "lake"})
+		eng, err := engine.New(engine.Config{NoDemo: true, Sources: []catalog.Catalog{lake}, DefaultCatalog: "lake"})
+		if err != nil {
+			return nil, nil, err
+		}
+		rt, err := node.New(node.Config{Engine: eng, Shuffles: cluster.NewShuffles(key)})
+		return eng, rt, err
 	}
 	var procs []process
 	var addrs []string
 	for range nodes {
-		eng, err := newEngine()
+		eng, rt, err := newProcess()
 		if err != nil {
 			return err
 		}
-		eng.UseShuffles(cluster.NewShuffles(key))
-		node := cluster.NodeConfig{ID: fmt.Sprint("node-", len(addrs)), Key: key, Store: eng, Shuffles: eng}
-		addr, err := serve(eng, cachedbsql.Options{TicketKey: key, Extend: cluster.NodeActions(node)})
+		actions := cluster.NodeConfig{ID: fmt.Sprint("node-", len(addrs)), Key: key, Store: rt, Shuffles: rt}
+		addr, err := serve(eng, cachedbsql.Options{TicketKey: key, Node: rt, Extend: cluster.NodeActions(actions)})
 		if err != nil {
 			return err
 		}
-		procs = append(procs, process{eng, addr})
+		procs = append(procs, process{rt, addr})
 		addrs = append(addrs, addr)
 	}
-	headEng, err := newEngine()
+	headEng, headRT, err := newProcess()
 	if err != nil {
 		return err
 	}
-	headEng.UseShuffles(cluster.NewShuffles(key))
-	head, err := serve(headEng, cachedbsql.Options{TicketKey: key, DataNodes: func() []string { return addrs }})
+	head, err := serve(headEng, cachedbsql.Options{TicketKey: key, Node: headRT, DataNodes: func() []string { return addrs }})
 	if err != nil {
 		return err
 	}
-	procs = append([]process{{headEng, head}}, procs...)
+	procs = append([]process{{headRT, head}}, procs...)
 
 	held := func() (executions, producers int) {
 		for _, p := range procs {
-			s := p.eng.Stages()
+			s := p.rt.Stages()
 			executions += s.Executions
 			producers += s.Producers
 		}

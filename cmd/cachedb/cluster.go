@@ -17,6 +17,7 @@ import (
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/flightsql"
 	"github.com/cachedb/cachedb/internal/safe"
+	"github.com/cachedb/cachedb/node"
 )
 
 // defaultWorkerAddr is where `cachedb worker` listens unless told otherwise.
@@ -66,8 +67,8 @@ func newWorkerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			engCfg := engine.Config{NoDemo: true, Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, StageIdle: stageIdle}
-			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, key, statementTimeout, limits)
+			engCfg := engine.Config{NoDemo: true, Sources: srcs, DefaultCatalog: cfg.DefaultCatalog}
+			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, stageIdle, key, statementTimeout, limits)
 			if err != nil {
 				return err
 			}
@@ -87,17 +88,18 @@ func newWorkerCommand() *cobra.Command {
 	f.StringVar(&advertise, "advertise", "", "HOST:PORT the head and other nodes reach this node at (default: the listen address, with the hostname when it listens on all interfaces)")
 	secrets.register(cmd, "the head's cluster secret, which its tickets are signed with (prefer CACHEDB_CLUSTER_SECRET)")
 	f.DurationVar(&statementTimeout, "statement-timeout", 0, statementTimeoutUsage)
-	f.DurationVar(&stageIdle, "stage-idle", engine.DefaultStageIdle, stageIdleUsage)
+	f.DurationVar(&stageIdle, "stage-idle", node.DefaultStageIdle, stageIdleUsage)
 	sources.register(cmd)
 	limits.register(cmd)
 	return cmd
 }
 
 // worker is a running data node: its Flight SQL server, which serves the shares of queries the
-// head divides, and the agent that keeps it registered.
+// head divides, its node runtime, and the agent that keeps it registered.
 type worker struct {
 	id     string
 	srv    *flightsql.Server
+	rt     *node.Runtime
 	cancel context.CancelFunc
 	agent  chan error
 	served chan error
@@ -107,7 +109,7 @@ type worker struct {
 // registering with head. An empty id defaults to HOSTNAME:PORT; an empty advertise to the
 // listener's address (the hostname replacing an unspecified host). The node runs until ctx
 // ends or stop is called.
-func startWorker(ctx context.Context, listen, head, id, advertise string, cfg engine.Config, key *ticket.Keyring, statementTimeout time.Duration, limits limitFlags) (*worker, error) {
+func startWorker(ctx context.Context, listen, head, id, advertise string, cfg engine.Config, stageIdle time.Duration, key *ticket.Keyring, statementTimeout time.Duration, limits limitFlags) (*worker, error) {
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, fmt.Errorf("data node listening on %s: %w", listen, err)
@@ -127,12 +129,16 @@ func startWorker(ctx context.Context, listen, head, id, advertise string, cfg en
 		_ = lis.Close()
 		return nil, fmt.Errorf("data node %s: starting the engine: %w", id, err)
 	}
-	eng.UseShuffles(cluster.NewShuffles(key))
+	rt, err := node.New(node.Config{Engine: eng, Shuffles: cluster.NewShuffles(key), StageIdle: stageIdle})
+	if err != nil {
+		_ = lis.Close()
+		return nil, fmt.Errorf("data node %s: starting its runtime: %w", id, err)
+	}
 	// The boot ID tells the head this process from an earlier one under the same ID.
 	bootID := cluster.NewBootID()
-	node := cluster.NodeConfig{ID: id, Version: version, BootID: bootID, Key: key, Store: eng, Shuffles: eng}
-	srv := flightsql.NewServer(eng, limits.apply(flightsql.Options{Version: version, TicketKey: key, Extend: cluster.NodeActions(node), StatementTimeout: statementTimeout}))
-	w := &worker{id: id, srv: srv, agent: make(chan error, 1), served: make(chan error, 1)}
+	actions := cluster.NodeConfig{ID: id, Version: version, BootID: bootID, Key: key, Store: rt, Shuffles: rt}
+	srv := flightsql.NewServer(eng, limits.apply(flightsql.Options{Version: version, TicketKey: key, Node: rt, Extend: cluster.NodeActions(actions), StatementTimeout: statementTimeout}))
+	w := &worker{id: id, srv: srv, rt: rt, agent: make(chan error, 1), served: make(chan error, 1)}
 	safe.Spawn("data node server", func() error { return w.srv.Serve(lis) }, func(err error) { w.served <- err })
 	slog.Info("cachedb worker listening on "+lis.Addr().String(), "node", id, "addr", advertise, "head", head, "cluster_key", key.String())
 	agentCtx, cancel := context.WithCancel(ctx)
@@ -142,7 +148,8 @@ func startWorker(ctx context.Context, listen, head, id, advertise string, cfg en
 	return w, nil
 }
 
-// stop ends the agent (the head then marks the node lost) and shuts the Flight server down.
+// stop ends the agent (the head then marks the node lost), shuts the Flight server down, then
+// closes the node runtime.
 func (w *worker) stop(ctx context.Context) {
 	w.cancel()
 	if err := <-w.agent; err != nil {
@@ -152,6 +159,7 @@ func (w *worker) stop(ctx context.Context) {
 	if err := <-w.served; err != nil {
 		slog.Error("data node server failed", "node", w.id, "err", err)
 	}
+	w.rt.Close()
 }
 
 // aliveAddrs lists the addresses of the data nodes new work is placed on (alive ones; the

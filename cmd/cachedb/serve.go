@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -13,11 +14,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	memcat "github.com/cachedb/cachedb/catalog/memory"
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/flightsql"
 	"github.com/cachedb/cachedb/internal/safe"
+	"github.com/cachedb/cachedb/node"
 )
 
 // defaultAddr is where the server listens and the client connects unless told otherwise.
@@ -56,7 +59,7 @@ type serverFlags struct {
 	secrets    secretFlags
 	// statementTimeout bounds each SQL statement (flightsql.Options.StatementTimeout).
 	statementTimeout time.Duration
-	// stageIdle is engine.Config.StageIdle, for the head and in-process data nodes.
+	// stageIdle is node.Config.StageIdle, for the head and in-process data nodes.
 	stageIdle time.Duration
 	limits    limitFlags
 }
@@ -74,7 +77,7 @@ func (s *serverFlags) register(cmd *cobra.Command) {
 	f.DurationVar(&s.cluster.SuspectAfter, "suspect-after", cluster.DefaultSuspectAfter, "silence after which a data node is suspect: no new work goes to it, nothing it holds moves")
 	f.DurationVar(&s.cluster.LostAfter, "lost-after", cluster.DefaultLostAfter, "silence after which a data node is marked lost and its dataset partitions are rebuilt on the others")
 	f.DurationVar(&s.statementTimeout, "statement-timeout", 0, statementTimeoutUsage)
-	f.DurationVar(&s.stageIdle, "stage-idle", engine.DefaultStageIdle, stageIdleUsage)
+	f.DurationVar(&s.stageIdle, "stage-idle", node.DefaultStageIdle, stageIdleUsage)
 }
 
 const stageIdleUsage = "how long a node keeps its part of a distributed query (plan, shuffle buffers) once no reader of it is left"
@@ -116,40 +119,44 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	}
 	return serve(ctx, listen, engine.Config{
 		CatalogName: s.catalog, NoDemo: s.noDemo, NoPushdown: s.noPushdown,
-		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, StageIdle: s.stageIdle,
-	}, s.cluster, key, workers, s.statementTimeout, s.limits)
+		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog,
+	}, s.stageIdle, s.cluster, key, workers, s.statementTimeout, s.limits)
 }
 
 // serve runs the head until ctx ends, then stops it gracefully: the Flight SQL server with the
 // membership actions mounted on it and the system catalog among its sources, plus workers
 // in-process data nodes registered with it over Flight. It logs the address once the listener
 // accepts connections, so a supervisor (or a test) can wait for that line.
-func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.Config, key *ticket.Keyring, workers int, statementTimeout time.Duration, limits limitFlags) error {
+func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time.Duration, ccfg cluster.Config, key *ticket.Keyring, workers int, statementTimeout time.Duration, limits limitFlags) error {
 	ccfg.OnChange = logMembership
 	members := cluster.NewMembership(ccfg)
 	// Data nodes run the same source catalogs (they read the same tables), not the head's own
 	// memory tables or its system catalog.
-	nodeCfg := engine.Config{NoDemo: true, NoPushdown: cfg.NoPushdown, Sources: cfg.Sources, DefaultCatalog: cfg.DefaultCatalog, StageIdle: cfg.StageIdle}
-	system := cluster.NewSystemCatalog(members, nil)
-	cfg.Sources = append(slices.Clone(cfg.Sources), system)
+	nodeCfg := engine.Config{NoDemo: true, NoPushdown: cfg.NoPushdown, Sources: cfg.Sources, DefaultCatalog: cfg.DefaultCatalog}
+	// The registry attaches datasets to the head engine's own catalog, made first; it follows
+	// the membership from here on (only a loss moves data).
+	cfg.Memory = memcat.NewCatalog(cmp.Or(cfg.CatalogName, "cachedb"))
+	datasets := cluster.NewDatasets(cluster.DatasetsConfig{Membership: members, Catalog: cfg.Memory, Key: key})
+	defer datasets.Close()
+	cfg.Sources = append(slices.Clone(cfg.Sources), cluster.NewSystemCatalog(members, datasets))
+	cfg.Datasets = datasets
+	cfg.DataNodes = func() int { return len(aliveAddrs(members)) }
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return fmt.Errorf("starting the engine: %w", err)
 	}
-	// The registry follows the membership from here on: only a loss (silence past lost-after, a
-	// restart, a refused connection) moves data.
-	datasets := cluster.NewDatasets(cluster.DatasetsConfig{Membership: members, Catalog: eng.MemoryCatalog(), Key: key})
-	defer datasets.Close()
-	system.ShowDatasets(datasets)
-	eng.UseDatasets(datasets)
-	eng.UseShuffles(cluster.NewShuffles(key))
-	eng.UseDataNodes(func() int { return len(aliveAddrs(members)) })
+	// The head runs the final stage of the distributed queries whose endpoint it is.
+	rt, err := node.New(node.Config{Engine: eng, Shuffles: cluster.NewShuffles(key), StageIdle: stageIdle})
+	if err != nil {
+		return fmt.Errorf("starting the head's node runtime: %w", err)
+	}
+	defer rt.Close()
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", listen, err)
 	}
 	srv := flightsql.NewServer(eng, limits.apply(flightsql.Options{
-		Version: version, Extend: cluster.NewActions(members, key).Wrap,
+		Version: version, Extend: cluster.NewActions(members, key).Wrap, Node: rt,
 		TicketKey: key, DataNodes: func() []string { return aliveAddrs(members) },
 		ReachableNodes:   func() []string { return cluster.Addrs(cluster.ReachableNodes(members.Nodes())) },
 		StatementTimeout: statementTimeout,
@@ -167,7 +174,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, ccfg cluster.C
 	}, nil)
 	var nodes []*worker
 	for range workers {
-		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "", nodeCfg, key, statementTimeout, limits)
+		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "", nodeCfg, stageIdle, key, statementTimeout, limits)
 		if err != nil {
 			err = fmt.Errorf("starting an in-process data node: %w", err)
 			stop(nodes, srv)

@@ -1,7 +1,10 @@
 // Package deps checks that imports follow the layering of the design:
 //
-//	cmd/cachedb → flightsql → engine → sql → planner → exec → catalog
-//	                            └──→ cluster
+//	cmd/cachedb → flightsql → node → engine → sql → planner → exec → catalog
+//	                            └──→ cluster ─────────────────────↗
+//
+// node (the data-node runtime: partition store, stages and shuffles, training reads) runs what
+// engine plans; cluster (membership, placement, tickets) sits beside engine, below node.
 //
 // A package may import the layers below it, never those above it, and the heavy third-party
 // libraries stay confined to the one package that owns them.
@@ -30,8 +33,9 @@ var rank = map[string]int{
 	"sql":       4,
 	"cluster":   4,
 	"engine":    5,
-	"flightsql": 6,
-	"cmd":       7,
+	"node":      6,
+	"flightsql": 7,
+	"cmd":       8,
 }
 
 // confined maps a third-party import prefix to the only top-level package that may use it.
@@ -89,7 +93,7 @@ func TestImportDirection(t *testing.T) {
 				continue
 			}
 			if toRank >= fromRank {
-				t.Errorf("%s (layer %s) imports %s (layer %s): imports must flow cmd → flightsql → engine → sql → planner → exec → catalog", rel, from, p, to)
+				t.Errorf("%s (layer %s) imports %s (layer %s): imports must flow cmd → flightsql → node → engine → sql → planner → exec → catalog", rel, from, p, to)
 			}
 		}
 		return nil

@@ -1,8 +1,7 @@
-package engine
+package node
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -14,7 +13,6 @@ import (
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
-	"github.com/cachedb/cachedb/internal/safe"
 	"github.com/cachedb/cachedb/planner"
 )
 
@@ -25,21 +23,6 @@ const DefaultStageIdle = time.Minute
 // cancelBroadcastTimeout bounds the cancel action sent to each peer when an execution is
 // abandoned; a peer that does not answer in time forgets the execution when it goes idle.
 const cancelBroadcastTimeout = 10 * time.Second
-
-// stageClock is the time source of execution lifetimes; tests replace it to expire idle and
-// expired executions without sleeping.
-type stageClock interface {
-	Now() time.Time
-	// AfterFunc calls f in its own goroutine after d; stop cancels that if it has not started.
-	AfterFunc(d time.Duration, f func()) (stop func() bool)
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-func (systemClock) AfterFunc(d time.Duration, f func()) func() bool {
-	return time.AfterFunc(d, f).Stop
-}
 
 // stageRegistry is this process's record of the distributed executions (cluster.Stage, by
 // Query) it takes part in. Each execution has one context, and everything the process runs for
@@ -54,11 +37,17 @@ func (systemClock) AfterFunc(d time.Duration, f func()) func() bool {
 // A canceled execution is remembered until its tickets expire, so that a fetch or ticket of it
 // arriving late is refused instead of starting its work again.
 type stageRegistry struct {
-	clock stageClock
+	// base is the runtime's context, which every execution's derives from; work counts the
+	// timers and callbacks the registry sets.
+	base  context.Context
+	work  *background
+	clock Clock
 	idle  time.Duration
 
-	mu   sync.Mutex
-	runs map[string]*stageRun
+	mu sync.Mutex
+	// closed refuses new executions once the runtime is closing.
+	closed bool
+	runs   map[string]*stageRun
 	// canceled holds the canceled executions until their tickets expire; swept at most once a
 	// minute when one is added.
 	canceled  map[string]time.Time
@@ -96,10 +85,14 @@ func stageCanceled(query string) error {
 }
 
 // open returns st's execution, starting its record when it is new, and counts one more reader
-// of it until close. A canceled execution is an errs.Canceled error.
+// of it until close. A canceled execution is an errs.Canceled error; once the runtime is
+// closing, every execution is refused (errClosed).
 func (r *stageRegistry) open(st cluster.Stage) (*stageRun, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errClosed
+	}
 	if _, ok := r.canceled[st.Query]; ok {
 		return nil, stageCanceled(st.Query)
 	}
@@ -108,11 +101,12 @@ func (r *stageRegistry) open(st cluster.Stage) (*stageRun, error) {
 		if r.runs == nil {
 			r.runs = map[string]*stageRun{}
 		}
-		ctx, cancel := context.WithCancelCause(context.Background())
+		ctx, cancel := context.WithCancelCause(r.base)
 		run = &stageRun{query: st.Query, ctx: ctx, cancel: cancel}
-		run.stopExpiry = r.clock.AfterFunc(max(st.Expires.Sub(r.clock.Now()), 0), func() { cancel(errStageExpired) })
+		run.stopExpiry = r.work.afterTime(r.clock, max(st.Expires.Sub(r.clock.Now()), 0), func() { cancel(errStageExpired) })
 		r.runs[st.Query] = run
-		context.AfterFunc(ctx, func() { r.forget(run) })
+		// Counted while r is open (r.mu is held): the runtime's Close waits for it.
+		r.work.afterFunc(ctx, func() { r.forget(run) })
 	}
 	run.readers++
 	if run.stopIdle != nil {
@@ -127,12 +121,12 @@ func (r *stageRegistry) close(run *stageRun) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	run.readers--
-	if run.readers > 0 || run.ctx.Err() != nil {
+	if run.readers > 0 || run.ctx.Err() != nil || r.closed {
 		return
 	}
 	run.idleGen++
 	gen := run.idleGen
-	run.stopIdle = r.clock.AfterFunc(r.idle, func() {
+	run.stopIdle = r.work.afterTime(r.clock, r.idle, func() {
 		r.mu.Lock()
 		idle := run.readers == 0 && run.idleGen == gen
 		r.mu.Unlock()
@@ -178,6 +172,13 @@ func (r *stageRegistry) forget(run *stageRun) {
 	run.stopExpiry()
 }
 
+// shut refuses new executions; the runtime's context, ending next, ends the running ones.
+func (r *stageRegistry) shut() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+}
+
 // cancel stops query's execution here, if it runs, and refuses it until expires.
 func (r *stageRegistry) cancel(query string, expires time.Time) {
 	r.mu.Lock()
@@ -203,39 +204,20 @@ func (r *stageRegistry) cancel(query string, expires time.Time) {
 	}
 }
 
-// StageCounts measures what a process holds for distributed executions.
-type StageCounts struct {
-	// Executions are the executions with live state here (a plan, producers or readers).
-	Executions int
-	// Producers are the shuffle producers running or holding unread buckets.
-	Producers int
-	// Canceled are the canceled executions remembered until their tickets expire (an id each).
-	Canceled int
-}
-
-// Stages reports what this process holds for distributed executions.
-func (e *Engine) Stages() StageCounts {
-	e.stages.mu.Lock()
-	c := StageCounts{Executions: len(e.stages.runs), Canceled: len(e.stages.canceled)}
-	e.stages.mu.Unlock()
-	e.shuffles.mu.Lock()
-	c.Producers = len(e.shuffles.ends)
-	e.shuffles.mu.Unlock()
-	return c
-}
-
 // CancelStage implements cluster.StageCanceler: it stops this process's part of the execution
 // query (see stageRegistry) and refuses it until expires.
-func (e *Engine) CancelStage(query string, expires time.Time) {
-	e.stages.cancel(query, expires)
+func (rt *Runtime) CancelStage(query string, expires time.Time) {
+	rt.stages.cancel(query, expires)
 }
 
 // abandonStage cancels st's execution here and on every other node of it: a reader of its
 // final stage in this process (self, -1 for the head) went away before the end, or it failed,
 // so nothing the other nodes produce for it can be used.
-func (e *Engine) abandonStage(st cluster.Stage, self int) {
-	e.stages.cancel(st.Query, st.Expires)
-	client := e.shuffles.client
+//
+// The broadcasts run in the background, under the runtime's context: Close stops them.
+func (rt *Runtime) abandonStage(st cluster.Stage, self int) {
+	rt.stages.cancel(st.Query, st.Expires)
+	client := rt.client
 	if client == nil {
 		return
 	}
@@ -243,8 +225,8 @@ func (e *Engine) abandonStage(st cluster.Stage, self int) {
 		if i == self {
 			continue
 		}
-		safe.Spawn("canceling a distributed execution", func() error {
-			ctx, cancel := context.WithTimeout(context.Background(), cancelBroadcastTimeout)
+		rt.work.spawn("canceling a distributed execution", func() error {
+			ctx, cancel := context.WithTimeout(rt.ctx, cancelBroadcastTimeout)
 			defer cancel()
 			return client.CancelStage(ctx, addr, st)
 		}, func(err error) {
@@ -286,20 +268,4 @@ func (r *stageReader) Release() {
 	if last {
 		r.onRelease(r.complete.Load())
 	}
-}
-
-// stopped is the error of work whose context ended: the cause it was canceled with when that
-// is a categorized error or a deadline, else errs.Canceled. It is nil while ctx runs. Long
-// steps (planning, statement setup) check it between phases so that a statement whose client
-// went away stops there.
-func stopped(ctx context.Context) error {
-	if ctx.Err() == nil {
-		return nil
-	}
-	cause := context.Cause(ctx)
-	var categorized *errs.Error
-	if errors.As(cause, &categorized) || errors.Is(cause, context.DeadlineExceeded) {
-		return cause
-	}
-	return &errs.Error{Category: errs.Canceled, Msg: "the statement was canceled", Err: cause}
 }

@@ -1,4 +1,4 @@
-package engine
+package node
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	memcat "github.com/cachedb/cachedb/catalog/memory"
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/exec"
 )
 
@@ -112,11 +113,11 @@ func TestEpochReaderKeepsRowsWhole(t *testing.T) {
 						seen := make(map[int64]int)
 						for rank := range world {
 							for worker := range workers {
-								req := DefaultEpochRequest()
+								req := engine.DefaultEpochRequest()
 								req.Seed, req.Epoch, req.Shuffle, req.ChunkRows, req.WindowRows = 11, 2, shuffle, 16, 128
 								req.Reader = cluster.EpochReader{WorldSize: world, Rank: rank, NumWorkers: workers, Worker: worker, BatchSize: batch}
 								_, rankRows := req.Reader.RankRange(total)
-								s := EpochSlice{Columns: cols, Names: names, PartRows: partRows, Request: req, From: 0, To: rankRows}
+								s := engine.EpochSlice{Columns: cols, Names: names, PartRows: partRows, Request: req, From: 0, To: rankRows}
 								tc := &exec.TaskContext{Alloc: mem, BatchSize: 100, Cache: exec.NewQueryCache()}
 								target := int64(max(batch, 50/batch*batch))
 								r, err := newEpochReader(context.Background(), tc, buffers, s, order, parts, epochTestSchema, target, 2*target)
@@ -172,4 +173,45 @@ func embedding(a arrow.Array, i int) string {
 	l := a.(*array.FixedSizeList)
 	from, to := l.ValueOffsets(i)
 	return fmt.Sprint(l.ListValues().(*array.Float32).Float32Values()[from:to])
+}
+
+// A reader retained once takes two releases: the first leaves it streaming, the last frees
+// what it holds.
+func TestEpochReaderRetain(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	buffers := newBufferRecycler(mem, 1<<20)
+	defer buffers.close()
+	partRows := []int64{300, 200}
+	parts := epochTestParts(mem, partRows, 64)
+	defer func() {
+		for _, p := range parts {
+			for _, b := range p.Batches {
+				b.Release()
+			}
+		}
+	}()
+	order, err := cluster.NewEpochOrder(partRows, 3, 1, true, 16, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := engine.DefaultEpochRequest()
+	req.Seed, req.Epoch, req.ChunkRows, req.WindowRows = 3, 1, 16, 128
+	s := engine.EpochSlice{Columns: []int{0, 4}, Names: []string{"id", "s"}, PartRows: partRows, Request: req, From: 0, To: 500}
+	tc := &exec.TaskContext{Alloc: mem, BatchSize: 100, Cache: exec.NewQueryCache()}
+	schema := arrow.NewSchema([]arrow.Field{epochTestSchema.Field(0), epochTestSchema.Field(4)}, nil)
+	r, err := newEpochReader(context.Background(), tc, buffers, s, order, parts, schema, 50, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Retain()
+	r.Release()
+	var rows int64
+	for r.Next() {
+		rows += r.RecordBatch().NumRows()
+	}
+	if r.Err() != nil || rows != 500 {
+		t.Fatalf("after one of two releases the reader read %d rows of 500, %v", rows, r.Err())
+	}
+	r.Release()
 }

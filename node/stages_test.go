@@ -1,4 +1,4 @@
-package engine
+package node
 
 import (
 	"context"
@@ -65,7 +65,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 func newTestRegistry() (*stageRegistry, *fakeClock) {
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	return &stageRegistry{clock: clock, idle: time.Minute}, clock
+	return &stageRegistry{base: context.Background(), work: &background{}, clock: clock, idle: time.Minute}, clock
 }
 
 // waitEnded waits for run's context to end and the registry to forget it (context.AfterFunc
@@ -174,30 +174,5 @@ func TestCanceledStageIsRefusedUntilItExpires(t *testing.T) {
 	r.mu.Unlock()
 	if left != 1 {
 		t.Errorf("%d canceled executions remembered after their expiry, want 1 (the latest)", left)
-	}
-}
-
-// TestCanceledStatementStopsBeforeRunning: a statement whose client went away during planning
-// stops at the next check, with errs.Canceled, and runs nothing.
-func TestCanceledStatementStopsBeforeRunning(t *testing.T) {
-	e, err := New(Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if res, err := e.Execute(ctx, "SELECT count(*) FROM demo", nil); errs.CategoryOf(err) != errs.Canceled {
-		if res != nil && res.Reader != nil {
-			res.Reader.Release()
-		}
-		t.Errorf("Execute after the client went away: %v, want errs.Canceled", err)
-	}
-	if _, err := e.Prepare(ctx, "SELECT count(*) FROM demo"); errs.CategoryOf(err) != errs.Canceled {
-		t.Errorf("Prepare after the client went away: %v, want errs.Canceled", err)
-	}
-	deadline, stop := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
-	defer stop()
-	if _, err := e.Execute(deadline, "SELECT count(*) FROM demo", nil); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Execute past its deadline: %v, want context.DeadlineExceeded", err)
 	}
 }

@@ -1,9 +1,10 @@
-package engine
+package node
 
 import (
 	"context"
 	"slices"
 	"sort"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -11,6 +12,7 @@ import (
 
 	memcat "github.com/cachedb/cachedb/catalog/memory"
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
 )
@@ -29,7 +31,7 @@ import (
 type epochReader struct {
 	ctx    context.Context
 	tc     *exec.TaskContext
-	slice  EpochSlice
+	slice  engine.EpochSlice
 	order  *cluster.EpochOrder
 	parts  []memcat.Part
 	schema *arrow.Schema
@@ -51,6 +53,8 @@ type epochReader struct {
 
 	cur arrow.RecordBatch
 	err error
+	// refs counts the references taken with Retain beyond the first: the last Release frees.
+	refs atomic.Int64
 }
 
 type epochPiece struct {
@@ -82,7 +86,7 @@ type epochWindow struct {
 // newEpochReader reads segment s from the partitions parts in batches of up to target rows,
 // gathering at most part rows (a multiple of target) at once; buffers allocates the gathered
 // columns (every byte of which it writes).
-func newEpochReader(ctx context.Context, tc *exec.TaskContext, buffers memory.Allocator, s EpochSlice, order *cluster.EpochOrder, parts []memcat.Part, schema *arrow.Schema, target, part int64) (*epochReader, error) {
+func newEpochReader(ctx context.Context, tc *exec.TaskContext, buffers memory.Allocator, s engine.EpochSlice, order *cluster.EpochOrder, parts []memcat.Part, schema *arrow.Schema, target, part int64) (*epochReader, error) {
 	r := &epochReader{ctx: ctx, tc: tc, buffers: buffers, slice: s, order: order, parts: parts, schema: schema, target: target, part: part}
 	var bad error
 	rd := s.Request.Reader
@@ -106,9 +110,13 @@ func (r *epochReader) Schema() *arrow.Schema          { return r.schema }
 func (r *epochReader) RecordBatch() arrow.RecordBatch { return r.cur }
 func (r *epochReader) Record() arrow.RecordBatch      { return r.cur }
 func (r *epochReader) Err() error                     { return r.err }
-func (r *epochReader) Retain()                        {}
+func (r *epochReader) Retain()                        { r.refs.Add(1) }
 
+// Release drops one reference; the last one frees what the reader holds.
 func (r *epochReader) Release() {
+	if r.refs.Add(-1) >= 0 {
+		return
+	}
 	if r.tc != nil {
 		r.tc.Cache.Release()
 		r.tc = nil

@@ -1,4 +1,4 @@
-package engine
+package node
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	memcat "github.com/cachedb/cachedb/catalog/memory"
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/exec"
 )
 
@@ -78,7 +79,7 @@ func benchmarkEpochRead(b *testing.B, schema *arrow.Schema, partRows int) {
 		cols[i], names[i] = i, f.Name
 		rowBytes += int64(exec.FixedRowWidth(f.Type))
 	}
-	req := DefaultEpochRequest()
+	req := engine.DefaultEpochRequest()
 	req.Reader.BatchSize = 4096
 	target, part := epochSizes(rowBytes, req.Reader.BatchSize)
 	total := int64(parts * partRows)
@@ -91,7 +92,7 @@ func benchmarkEpochRead(b *testing.B, schema *arrow.Schema, partRows int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s := EpochSlice{Columns: cols, Names: names, PartRows: partRowCounts, Request: req, From: 0, To: total}
+		s := engine.EpochSlice{Columns: cols, Names: names, PartRows: partRowCounts, Request: req, From: 0, To: total}
 		tc := &exec.TaskContext{Alloc: mem, BatchSize: 8192, Cache: exec.NewQueryCache()}
 		r, err := newEpochReader(context.Background(), tc, buffers, s, order, held, schema, target, part)
 		if err != nil {

@@ -1,4 +1,4 @@
-package engine
+package node
 
 import (
 	"sync"
@@ -6,7 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// epochBuffersKept bounds the freed buffers an engine keeps for training reads: a few windows'
+// epochBuffersKept bounds the freed buffers a runtime keeps for training reads: a few windows'
 // columns (a 65,536-row window of 16 float32 features is 4 MiB).
 const epochBuffersKept = 64 << 20
 
