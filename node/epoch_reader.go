@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"sort"
-	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -15,12 +14,14 @@ import (
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
-// epochReader streams a segment of a training read. For each run of the reader's stretches
-// that lies in one window it gathers those rows of the window (in parts of at most part rows,
-// so that wide rows do not hold a whole window's worth at once), one column at a time, then
-// streams them in batches of up to target rows.
+// epochReader gathers the batches of a segment of a training read, which newEpochReader
+// streams (stream.Pull). For each run of the reader's stretches that lies in one window it
+// gathers those rows of the window (in parts of at most part rows, so that wide rows do not
+// hold a whole window's worth at once), one column at a time, then hands them out in batches
+// of up to target rows.
 //
 // A column at a time keeps the gather in cache. A narrow column's rows of the window are first
 // copied together (the window's chunks are runs of consecutive rows), then picked in the
@@ -50,11 +51,6 @@ type epochReader struct {
 	// allocates the gathered columns.
 	scratch []byte
 	buffers memory.Allocator
-
-	cur arrow.RecordBatch
-	err error
-	// refs counts the references taken with Retain beyond the first: the last Release frees.
-	refs atomic.Int64
 }
 
 type epochPiece struct {
@@ -83,10 +79,11 @@ type epochWindow struct {
 	fallback []arrow.Array
 }
 
-// newEpochReader reads segment s from the partitions parts in batches of up to target rows,
+// newEpochReader streams segment s from the partitions parts in batches of up to target rows,
 // gathering at most part rows (a multiple of target) at once; buffers allocates the gathered
-// columns (every byte of which it writes).
-func newEpochReader(ctx context.Context, tc *exec.TaskContext, buffers memory.Allocator, s engine.EpochSlice, order *cluster.EpochOrder, parts []memcat.Part, schema *arrow.Schema, target, part int64) (*epochReader, error) {
+// columns (every byte of which it writes). The stream follows internal/stream's contract; when
+// it ends or is released, what it gathered and tc's cache are freed.
+func newEpochReader(ctx context.Context, tc *exec.TaskContext, buffers memory.Allocator, s engine.EpochSlice, order *cluster.EpochOrder, parts []memcat.Part, schema *arrow.Schema, target, part int64) (array.RecordReader, error) {
 	r := &epochReader{ctx: ctx, tc: tc, buffers: buffers, slice: s, order: order, parts: parts, schema: schema, target: target, part: part}
 	var bad error
 	rd := s.Request.Reader
@@ -103,28 +100,12 @@ func newEpochReader(ctx context.Context, tc *exec.TaskContext, buffers memory.Al
 	if bad != nil {
 		return nil, bad
 	}
-	return r, nil
+	return stream.Pull(ctx, schema, r.next, r.close), nil
 }
 
-func (r *epochReader) Schema() *arrow.Schema          { return r.schema }
-func (r *epochReader) RecordBatch() arrow.RecordBatch { return r.cur }
-func (r *epochReader) Record() arrow.RecordBatch      { return r.cur }
-func (r *epochReader) Err() error                     { return r.err }
-func (r *epochReader) Retain()                        { r.refs.Add(1) }
-
-// Release drops one reference; the last one frees what the reader holds.
-func (r *epochReader) Release() {
-	if r.refs.Add(-1) >= 0 {
-		return
-	}
-	if r.tc != nil {
-		r.tc.Cache.Release()
-		r.tc = nil
-	}
-	if r.cur != nil {
-		r.cur.Release()
-		r.cur = nil
-	}
+// close frees what the reader holds; the stream runs it once, at its end or final Release.
+func (r *epochReader) close() {
+	r.tc.Cache.Release()
 	releaseColumns(r.gathered)
 	r.gathered = nil
 	r.dropWindow()
@@ -137,36 +118,24 @@ func (r *epochReader) dropWindow() {
 	}
 }
 
-// Next streams the next batch of the part gathered last, gathering the next part (of this
-// window or the next) first when that one is all sent.
-func (r *epochReader) Next() bool {
-	if r.cur != nil {
-		r.cur.Release()
-		r.cur = nil
-	}
-	if r.err != nil {
-		return false
-	}
+// next returns the next batch of the part gathered last, gathering the next part (of this
+// window or the next) first when that one is all sent; nil at the end. The stream checks the
+// context before each call.
+func (r *epochReader) next() (arrow.RecordBatch, error) {
 	if r.sent == r.rows {
 		releaseColumns(r.gathered)
 		r.gathered = nil
 		if r.win == nil || r.win.next == int64(len(r.win.idx)) {
 			r.dropWindow()
 			if len(r.pieces) == 0 {
-				return false
+				return nil, nil
 			}
 			if err := r.loadWindow(); err != nil {
-				r.err = err
-				return false
+				return nil, err
 			}
 		}
-		if err := r.ctx.Err(); err != nil {
-			r.err = err
-			return false
-		}
 		if err := r.gatherPart(); err != nil {
-			r.err = err
-			return false
+			return nil, err
 		}
 	}
 	n := r.win.cut(r.at+r.sent, min(r.target, r.rows-r.sent))
@@ -174,10 +143,10 @@ func (r *epochReader) Next() bool {
 	for i, a := range r.gathered {
 		cols[i] = array.NewSlice(a, r.sent, r.sent+n)
 	}
-	r.cur = array.NewRecordBatch(r.schema, cols, n)
+	b := array.NewRecordBatch(r.schema, cols, n)
 	releaseColumns(cols)
 	r.sent += n
-	return true
+	return b, nil
 }
 
 // cut returns how many of the window's rows from position from of the reading order to take,

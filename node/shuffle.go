@@ -9,6 +9,7 @@ import (
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // shuffleRuns holds the shuffle producers running on this data node, by execution and shuffle.
@@ -120,15 +121,15 @@ func (rt *Runtime) startShuffle(ctx context.Context, run *stageRun, t cluster.Sh
 	return out, nil
 }
 
-// endWhenDrained returns rdr, which counts as a reader of run until released and ends the
-// producer out once every bucket has been read.
+// endWhenDrained returns rdr, which counts as a reader of run until its final Release and ends
+// the producer out then if every bucket has been read.
 func (rt *Runtime) endWhenDrained(rdr array.RecordReader, key shuffleKey, out *exec.ShuffleOutput, run *stageRun) array.RecordReader {
-	return &releaseHook{RecordReader: rdr, onRelease: func() {
+	return stream.OnRelease(rdr, func() {
 		if out.Drained() {
 			rt.endShuffle(key, out)
 		}
 		rt.stages.close(run)
-	}}
+	})
 }
 
 // endShuffle stops a producer, frees what it holds and forgets it.
@@ -185,31 +186,4 @@ func findShuffle(op exec.Operator, id int) *exec.Shuffle {
 		}
 	}
 	return nil
-}
-
-// releaseHook calls onRelease after its last Release.
-type releaseHook struct {
-	array.RecordReader
-	once      sync.Once
-	refs      int64
-	mu        sync.Mutex
-	onRelease func()
-}
-
-func (r *releaseHook) Retain() {
-	r.mu.Lock()
-	r.refs++
-	r.mu.Unlock()
-	r.RecordReader.Retain()
-}
-
-func (r *releaseHook) Release() {
-	r.mu.Lock()
-	last := r.refs == 0
-	r.refs--
-	r.mu.Unlock()
-	r.RecordReader.Release()
-	if last {
-		r.once.Do(r.onRelease)
-	}
 }

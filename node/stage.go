@@ -9,6 +9,7 @@ import (
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/stream"
 	"github.com/cachedb/cachedb/planner"
 )
 
@@ -73,7 +74,9 @@ func (rt *Runtime) executeStage(ctx context.Context, run *stageRun, st cluster.S
 		tc.Cache.Release()
 		return nil, err
 	}
-	return &engine.Result{Schema: op.Schema(), Reader: &stageReader{RecordReader: rdr, onRelease: func(complete bool) {
+	// The final Release ends the operators, and abandons the execution unless the reader was
+	// read to its end without an error.
+	return &engine.Result{Schema: op.Schema(), Reader: stream.OnReleaseDrained(rdr, func(complete bool) {
 		unlink()
 		stopExec(nil)
 		tc.Cache.Release()
@@ -87,7 +90,7 @@ func (rt *Runtime) executeStage(ctx context.Context, run *stageRun, st cluster.S
 		default:
 			rt.stages.close(run)
 		}
-	}}}, nil
+	})}, nil
 }
 
 // stagePlan returns the plan of st's query, planned in st's session on first use and kept with

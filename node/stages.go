@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/exec"
@@ -234,38 +231,5 @@ func (rt *Runtime) abandonStage(st cluster.Stage, self int) {
 				slog.Debug("canceling a distributed execution on a data node", "query", st.Query, "node", addr, "err", err)
 			}
 		})
-	}
-}
-
-// stageReader is the reader of a final stage run in this process. Its last Release ends the
-// final stage's operators, and abandons the execution (abandonStage) unless the reader was read
-// to its end without an error.
-type stageReader struct {
-	array.RecordReader
-	refs      atomic.Int64 // extra references taken with Retain
-	complete  atomic.Bool
-	onRelease func(complete bool)
-}
-
-func (r *stageReader) Next() bool {
-	if r.RecordReader.Next() {
-		return true
-	}
-	if r.RecordReader.Err() == nil {
-		r.complete.Store(true)
-	}
-	return false
-}
-
-func (r *stageReader) Retain() {
-	r.refs.Add(1)
-	r.RecordReader.Retain()
-}
-
-func (r *stageReader) Release() {
-	last := r.refs.Add(-1) < 0
-	r.RecordReader.Release()
-	if last {
-		r.onRelease(r.complete.Load())
 	}
 }
