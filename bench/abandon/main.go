@@ -5,8 +5,8 @@
 // of rows) from some clients, has each read one batch of one endpoint and cancel, and samples
 // every 100 ms for the following window: the process's CPU time (every node is in this
 // process, so it is the cost on all nodes together), its goroutines, and the executions and
-// shuffle producers the head and nodes still hold (engine.Stages). The baseline is the same
-// process idle over an equal window just before. It prints a table and writes the figures as
+// shuffle producers the head and nodes still hold (node.Runtime.Stages). The baseline is the
+// same process idle over an equal window just before. It prints a table and writes the figures as
 // JSON. It is a benchmark, never a test: nothing here asserts a speed.
 package main
 
