@@ -217,16 +217,6 @@ func TestQueriesDividedAmongDataNodes(t *testing.T) {
 	}
 }
 
-// demoWarehouse generates the embedded warehouse in a fresh directory.
-func demoWarehouse(t *testing.T) demo.Warehouse {
-	t.Helper()
-	wh, err := demo.Ensure(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return wh
-}
-
 // openLake opens wh as the Iceberg catalog "lake".
 func openLake(t *testing.T, wh demo.Warehouse) *iceberg.Catalog {
 	t.Helper()

@@ -109,7 +109,7 @@ func TestServeWithWorkers(t *testing.T) {
 func TestHeadAndWorkers(t *testing.T) {
 	// Head and workers serve the same embedded warehouse (all three create it at once) and share
 	// the cluster secret, so the workers can serve the shares of queries the head divides.
-	warehouse, secret := "--warehouse="+t.TempDir(), "--cluster-secret=test secret"
+	warehouse, secret := "--warehouse="+warehouseDir, "--cluster-secret=test secret"
 	head, addr := startProcess(t, listeningLine, "head", "--listen", "127.0.0.1:0", warehouse, secret)
 	defer stopServe(t, head)
 	w1, _ := startProcess(t, workerListeningLine, "worker", "--listen", "127.0.0.1:0", "--head", addr, "--id", "w1", warehouse, secret)
@@ -150,7 +150,7 @@ func assertRows(t *testing.T, addr, query string, want int) {
 // every other signs: both nodes register, serve their shares and shuffle with each other.
 func TestClusterSecretRotation(t *testing.T) {
 	t.Setenv("CACHEDB_CLUSTER_SECRET_PREVIOUS", "old")
-	warehouse, newSecret := "--warehouse="+t.TempDir(), "--cluster-secret=new"
+	warehouse, newSecret := "--warehouse="+warehouseDir, "--cluster-secret=new"
 	head, addr := startProcess(t, listeningLine, "head", "--listen", "127.0.0.1:0", warehouse, newSecret)
 	defer stopServe(t, head)
 	w1, _ := startProcess(t, workerListeningLine, "worker", "--listen", "127.0.0.1:0", "--head", addr, "--id", "w1", warehouse,

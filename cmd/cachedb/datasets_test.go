@@ -51,7 +51,7 @@ func datasetState(t *testing.T, addr, name string) string {
 // The whole life of a dataset on a head and three worker processes: load with progress, read
 // from the nodes, reuse, a node killed and its partitions rebuilt, bad specs, DROP.
 func TestDatasetOnHeadAndWorkers(t *testing.T) {
-	warehouse, secret := "--warehouse="+t.TempDir(), "--cluster-secret=test secret"
+	warehouse, secret := "--warehouse="+warehouseDir, "--cluster-secret=test secret"
 	head, addr := startProcess(t, listeningLine, "head", "--listen", "127.0.0.1:0", warehouse, secret,
 		"--heartbeat-interval=200ms")
 	defer stopServe(t, head)

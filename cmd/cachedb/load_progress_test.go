@@ -64,7 +64,7 @@ func TestLoadProgressOfAReuseSaysNothingOfMaterializing(t *testing.T) {
 // On a terminal `cachedb load` redraws a bar in place; loading the same spec again shows no
 // progress, only "reused".
 func TestLoadOnATerminal(t *testing.T) {
-	srv, addr := startServe(t, "--warehouse", t.TempDir(), "--workers", "2")
+	srv, addr := startServe(t, "--warehouse", warehouseDir, "--workers", "2")
 	defer stopServe(t, srv)
 	spec := filepath.Join(t.TempDir(), "lisbon.yaml")
 	if err := os.WriteFile(spec, []byte(lisbonSpec), 0o644); err != nil {
