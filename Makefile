@@ -183,6 +183,8 @@ fuzz-long:
 randomized-long:
 	$(GO) test ./engine -run '^TestRandomizedOracles$$' -count=1 -v -timeout 0 \
 		-randomized.seed=$(SEED) -randomized.duration=$(DURATION)
+	$(GO) test ./flightsql -run '^TestRandomizedOnDataNodes$$' -count=1 -v -timeout 0 \
+		-randomized.seed=$(SEED) -randomized.duration=$(DURATION)
 
 test-fuzz:
 	$(call run-fuzz,$(FUZZ_SMOKE_TIME),$(FUZZ_TARGETS))

@@ -6,12 +6,15 @@ package icebergtest
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
 	"github.com/uptrace/bun/driver/sqliteshim"
@@ -39,11 +42,18 @@ func WriteReader(ctx context.Context, dir, catalogName, ns, name string, rdr arr
 	if err := rdr.Err(); err != nil {
 		return cachedbiceberg.Config{}, err
 	}
+	if len(batches) == 0 {
+		// An empty table: one batch of no rows carries its schema.
+		empty := array.NewRecordBuilder(memory.DefaultAllocator, rdr.Schema())
+		batches = append(batches, empty.NewRecordBatch())
+		empty.Release()
+	}
 	return Write(ctx, dir, catalogName, ns, name, batches...)
 }
 
-// Write creates, in the empty directory dir, a SQL catalog holding table ns.name with the rows
-// of batches (which share one schema; the table gets fresh field IDs, and each append is one
+// Write creates, in directory dir, a SQL catalog holding table ns.name with the rows
+// of batches (a catalog Write made there before keeps its tables, so several calls with one dir
+// make one catalog of several tables) (which share one schema; the table gets fresh field IDs, and each append is one
 // snapshot of one data file per batch), and returns the configuration that opens it as the
 // catalog called catalogName with ns as its default namespace.
 func Write(ctx context.Context, dir, catalogName, ns, name string, batches ...arrow.RecordBatch) (cachedbiceberg.Config, error) {
@@ -68,7 +78,7 @@ func Write(ctx context.Context, dir, catalogName, ns, name string, batches ...ar
 	if err != nil {
 		return cachedbiceberg.Config{}, fmt.Errorf("icebergtest: catalog: %w", err)
 	}
-	if err := cat.CreateNamespace(ctx, table.Identifier{ns}, nil); err != nil {
+	if err := cat.CreateNamespace(ctx, table.Identifier{ns}, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
 		return cachedbiceberg.Config{}, fmt.Errorf("icebergtest: namespace %s: %w", ns, err)
 	}
 	sc, err := table.ArrowSchemaToIcebergWithFreshIDs(batches[0].Schema(), false)
