@@ -228,7 +228,25 @@ type EpochReader struct {
 	// skips its rows before rank position Start.
 	Start  int64
 	Shares ShareMode
+	// Resumed are the jobs that read this epoch before the reader's job, oldest first, each as
+	// far as it got (EpochProgress). The reader's job then shares what they left instead of
+	// the whole epoch (see Share).
+	Resumed []EpochProgress
 }
+
+// EpochProgress is how far an earlier job got through the sequence it shared: the rows of each
+// of its ranks' shares consumed, by rank (its world size is len(Offsets)). The job had the
+// reader's share mode and batch size. An offset past the end of its rank's share counts as the
+// whole share.
+type EpochProgress struct {
+	Offsets []int64
+}
+
+// Limits of Resumed, so that a ticket carrying it stays small and a share is mapped quickly.
+const (
+	MaxResumedJobs  = 16
+	MaxResumedRanks = 1 << 14
+)
 
 // Validate checks the reader's numbers against each other.
 func (r EpochReader) Validate() error {
@@ -247,13 +265,29 @@ func (r EpochReader) Validate() error {
 		return errs.Invalidf("num_workers %d needs a batch_size: workers take turns by batch", r.NumWorkers)
 	case r.Offset < 0 || r.Start < 0:
 		return errs.Invalidf("offset %d and start %d must not be negative", r.Offset, r.Start)
+	case len(r.Resumed) > MaxResumedJobs:
+		return errs.Invalidf("resume names %d earlier jobs; at most %d", len(r.Resumed), MaxResumedJobs)
+	}
+	ranks := 0
+	for j, p := range r.Resumed {
+		if len(p.Offsets) == 0 {
+			return errs.Invalidf("resume: earlier job %d has no ranks", j)
+		}
+		if ranks += len(p.Offsets); ranks > MaxResumedRanks {
+			return errs.Invalidf("resume names more than %d ranks of earlier jobs", MaxResumedRanks)
+		}
+		for k, o := range p.Offsets {
+			if o < 0 {
+				return errs.Invalidf("resume: rank %d of earlier job %d consumed %d rows", k, j, o)
+			}
+		}
 	}
 	return nil
 }
 
-// RankRange returns where the rank's share starts in the epoch order and how many rows it has,
-// for an epoch of total rows. With SharesPad, positions at or past total wrap to its beginning
-// (Position).
+// RankRange returns where the rank's share starts in a sequence of total rows it shares with
+// the other ranks (the epoch order, or what earlier jobs left of it: Share), and how many rows
+// it has. With SharesPad, positions at or past total wrap to its beginning (Position).
 func (r EpochReader) RankRange(total int64) (start, rows int64) {
 	w, k := int64(r.WorldSize), int64(r.Rank)
 	switch r.Shares {
@@ -271,8 +305,28 @@ func (r EpochReader) RankRange(total int64) (start, rows int64) {
 	return start, end - start
 }
 
-// Position maps the rank's position t (0-based, within its share) to the epoch position.
+// CheckShares refuses a read of a whole epoch of total rows that would give every rank nothing
+// although the epoch has rows: shares=drop_last with fewer rows per rank than a batch (or than
+// one row). An epoch resumed from earlier jobs may well leave too few rows for a batch each: the
+// ranks then read nothing, as drop_last says.
+func (r EpochReader) CheckShares(total int64) error {
+	if r.Shares != SharesDropLast || len(r.Resumed) > 0 || total == 0 {
+		return nil
+	}
+	if _, rows := r.RankRange(total); rows == 0 {
+		return errs.Invalidf("shares=drop_last would leave every rank without rows: %d rows among world_size %d is %d each, fewer than batch_size %d; use a smaller batch_size, fewer ranks, or shares=exact or pad",
+			total, r.WorldSize, total/int64(r.WorldSize), max(r.BatchSize, 1))
+	}
+	return nil
+}
+
+// Position maps the rank's position t (0-based, within its share starting at start) to the
+// position in the sequence of total rows it shares (the epoch order when nothing is Resumed).
 func (r EpochReader) Position(start, t, total int64) int64 {
+	return position(start, t, total)
+}
+
+func position(start, t, total int64) int64 {
 	g := start + t
 	if g >= total && total > 0 {
 		g %= total
@@ -313,17 +367,84 @@ func (r EpochReader) Ranges(rankRows, from, to int64, fn func(t0, t1 int64) bool
 	}
 }
 
+// Share is where a reader's rank's share lies in an epoch: Rows positions, the t-th of which
+// is epoch position At(t).
+//
+// Without Resumed jobs the rank shares the epoch order with the other ranks of its job
+// (RankRange). A job that resumes the epoch on another world size shares instead what the
+// earlier jobs left: for each earlier job, oldest first, the rows of its ranks' shares not
+// consumed, rank 0's first, each in share order, concatenated. So the rows no earlier job
+// consumed are read exactly once (with SharesExact), in equal shares, and in the order the
+// earlier ranks would have read them.
+type Share struct {
+	// jobs are the earlier jobs, oldest first; total, start and rows place the rank's share in
+	// the sequence the last of them left (the epoch order without them).
+	jobs               []shareJob
+	total, start, rows int64
+}
+
+// shareJob is one earlier job as Share maps through it: each rank's share of the sequence the
+// job shared (total rows), the rows it consumed of it, and ends[k], where the rows rank k left
+// end in the sequence the job left.
+type shareJob struct {
+	total                 int64
+	starts, rows, offsets []int64
+	ends                  []int64
+}
+
+// Share returns where the rank's share lies in an epoch of total rows.
+func (r EpochReader) Share(total int64) Share {
+	s := Share{total: total}
+	for _, p := range r.Resumed {
+		job := shareJob{total: s.total}
+		earlier := r
+		earlier.WorldSize, earlier.Resumed = len(p.Offsets), nil
+		var left int64
+		for k, o := range p.Offsets {
+			earlier.Rank = k
+			start, rows := earlier.RankRange(s.total)
+			o = min(o, rows)
+			left += rows - o
+			job.starts, job.rows, job.offsets = append(job.starts, start), append(job.rows, rows), append(job.offsets, o)
+			job.ends = append(job.ends, left)
+		}
+		s.jobs = append(s.jobs, job)
+		s.total = left
+	}
+	s.start, s.rows = r.RankRange(s.total)
+	return s
+}
+
+// Rows is how many rows the share has.
+func (s Share) Rows() int64 { return s.rows }
+
+// At returns the epoch position of share position t (0 ≤ t < Rows) and how many positions from
+// t on follow it contiguously: share positions t+i are epoch positions g+i for i < run.
+func (s Share) At(t int64) (g, run int64) {
+	p := position(s.start, t, s.total)
+	run = min(s.rows-t, s.total-p)
+	for j := len(s.jobs) - 1; j >= 0; j-- {
+		job := &s.jobs[j]
+		k := sort.Search(len(job.ends), func(i int) bool { return job.ends[i] > p })
+		left := job.rows[k] - job.offsets[k]
+		q := position(job.starts[k], job.offsets[k]+p-(job.ends[k]-left), job.total)
+		run = min(run, job.ends[k]-p, job.total-q)
+		p = q
+	}
+	return p, run
+}
+
 // Stretches calls fn with the reader's rows of its share within [from, to), cut where a
-// window ends: the share positions [t0, t1), the window (index into Windows) that holds them and
-// the epoch position g of t0 (the stretch is epoch positions [g, g+t1-t0)). In share order,
-// until fn returns false.
+// window ends or the share's positions stop being contiguous in the epoch: the share positions
+// [t0, t1), the window (index into Windows) that holds them and the epoch position g of t0 (the
+// stretch is epoch positions [g, g+t1-t0)). In share order, until fn returns false.
 func (o *EpochOrder) Stretches(r EpochReader, from, to int64, fn func(t0, t1 int64, window int, g int64) bool) {
-	start, rankRows := r.RankRange(o.total)
-	r.Ranges(rankRows, from, to, func(t0, t1 int64) bool {
+	share := r.Share(o.total)
+	r.Ranges(share.Rows(), from, to, func(t0, t1 int64) bool {
 		for t := t0; t < t1; {
-			g := r.Position(start, t, o.total)
+			g, run := share.At(t)
 			w := o.WindowAt(g)
-			end := min(t1, t+o.windows[w].Start+o.windows[w].Rows-g)
+			end := min(t1, t+run, t+o.windows[w].Start+o.windows[w].Rows-g)
 			if !fn(t, end, w, g) {
 				return false
 			}

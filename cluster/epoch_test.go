@@ -46,7 +46,8 @@ func epochRows(t *testing.T, o *EpochOrder) []rowID {
 // rankSequence is what a DataLoader over the rank's workers yields: one batch from each worker
 // in turn (workers that have run out are skipped), as epoch positions.
 func rankSequence(r EpochReader, total int64) []int64 {
-	start, rows := r.RankRange(total)
+	share := r.Share(total)
+	rows := share.Rows()
 	perWorker := make([][][]int64, r.NumWorkers)
 	for w := range perWorker {
 		wr := r
@@ -54,7 +55,8 @@ func rankSequence(r EpochReader, total int64) []int64 {
 		wr.Ranges(rows, 0, rows, func(t0, t1 int64) bool {
 			var batch []int64
 			for t := t0; t < t1; t++ {
-				batch = append(batch, r.Position(start, t, total))
+				g, _ := share.At(t)
+				batch = append(batch, g)
 			}
 			perWorker[w] = append(perWorker[w], batch)
 			return true
@@ -303,5 +305,152 @@ func TestEpochOrderRefusesMoreChunksThanItCanLayOut(t *testing.T) {
 	}
 	if _, err := NewEpochOrder([]int64{math.MaxInt64}, 1, 0, false, MaxWindowRows, MaxWindowRows); errs.CategoryOf(err) != errs.InvalidInput {
 		t.Errorf("%d rows in chunks of %d: %v, want invalid input", int64(math.MaxInt64), MaxWindowRows, err)
+	}
+}
+
+// leftBy lists, explicitly, what a job of len(offsets) ranks (offsets: rows each consumed of its
+// share) left of the sequence seq it shared: each rank's rows not consumed, rank by rank.
+func leftBy(r EpochReader, seq []int64, offsets []int64) []int64 {
+	var left []int64
+	r.WorldSize, r.Resumed = len(offsets), nil
+	for k, o := range offsets {
+		r.Rank = k
+		start, rows := r.RankRange(int64(len(seq)))
+		for t := o; t < rows; t++ {
+			left = append(left, seq[r.Position(start, t, int64(len(seq)))])
+		}
+	}
+	return left
+}
+
+// A job resumed on another world size (after one or two earlier jobs, each stopped part way
+// with its ranks at different offsets, some past the end of their shares) shares exactly the
+// rows the earlier jobs left: with SharesExact each once, in shares within one row of each
+// other, in the order the earlier ranks would have read them; with drop_last in equal whole
+// batches, leaving out less than a batch per rank; with pad in equal shares covering them all.
+// Workers, offsets and Stretches work on the new shares as on a whole epoch's.
+func TestEpochResumeOnAnotherWorldSize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for c := range 300 {
+		parts, chunk, window := randomCase(rng)
+		o, err := NewEpochOrder(parts, rng.Uint64(), int64(rng.IntN(3)), true, chunk, window)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mode := []ShareMode{SharesExact, SharesDropLast, SharesPad}[rng.IntN(3)]
+		batch := 1 + rng.IntN(9)
+		base := EpochReader{NumWorkers: 1, BatchSize: batch, Shares: mode}
+		// The explicit sequences: the epoch, then what each earlier job left of the previous one.
+		seq := make([]int64, o.Rows())
+		for i := range seq {
+			seq[i] = int64(i)
+		}
+		var resumed []EpochProgress
+		for range 1 + rng.IntN(2) {
+			world := 1 + rng.IntN(4)
+			offsets := make([]int64, world)
+			r := base
+			r.WorldSize = world
+			for k := range offsets {
+				r.Rank = k
+				_, rows := r.RankRange(int64(len(seq)))
+				offsets[k] = int64(rng.IntN(int(rows) + 3))
+			}
+			resumed = append(resumed, EpochProgress{Offsets: offsets})
+			seq = leftBy(base, seq, offsets)
+		}
+		world, workers := 1+rng.IntN(4), 1+rng.IntN(3)
+		name := fmt.Sprintf("case %d parts=%v chunk=%d window=%d mode=%v batch=%d resumed=%v world=%d workers=%d", c, parts, chunk, window, mode, batch, resumed, world, workers)
+		var all []int64
+		var shares []int64
+		for rank := range world {
+			r := EpochReader{WorldSize: world, Rank: rank, NumWorkers: workers, BatchSize: batch, Shares: mode, Resumed: resumed}
+			if err := r.Validate(); err != nil {
+				t.Fatal(name, err)
+			}
+			got := rankSequence(r, o.Rows())
+			// The rank's share of the explicit sequence, in order.
+			start, rows := r.RankRange(int64(len(seq)))
+			var want []int64
+			for t := range rows {
+				want = append(want, seq[r.Position(start, t, int64(len(seq)))])
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s rank %d: read %v, want %v", name, rank, got, want)
+			}
+			// Stretches stay inside windows and give the same positions.
+			var viaStretches, worker0 []int64
+			w0 := r
+			w0.Worker = 0
+			share := r.Share(o.Rows())
+			w0.Ranges(share.Rows(), 0, share.Rows(), func(t0, t1 int64) bool {
+				for t := t0; t < t1; t++ {
+					g, _ := share.At(t)
+					worker0 = append(worker0, g)
+				}
+				return true
+			})
+			o.Stretches(w0, 0, share.Rows(), func(t0, t1 int64, w int, g int64) bool {
+				if win := o.Windows()[w]; g < win.Start || g+t1-t0 > win.Start+win.Rows {
+					t.Fatalf("%s rank %d: stretch [%d, %d) at %d leaves window %+v", name, rank, t0, t1, g, win)
+				}
+				for i := range t1 - t0 {
+					viaStretches = append(viaStretches, g+i)
+				}
+				return true
+			})
+			if !slices.Equal(viaStretches, worker0) {
+				t.Fatalf("%s rank %d: stretches give %v, positions %v", name, rank, viaStretches, worker0)
+			}
+			// The new job resumes within its own shares as any job does.
+			if k := int64(rng.IntN(int(rows) + 1)); true {
+				r.Offset = k
+				if rest := rankSequence(r, o.Rows()); !slices.Equal(rest, got[k:]) {
+					t.Fatalf("%s rank %d: offset %d gives %v, want %v", name, rank, k, rest, got[k:])
+				}
+			}
+			all = append(all, got...)
+			shares = append(shares, rows)
+		}
+		lo, hi := slices.Min(shares), slices.Max(shares)
+		switch mode {
+		case SharesExact:
+			if !slices.Equal(all, seq) || hi-lo > 1 {
+				t.Fatalf("%s: the ranks read %v in shares %v, want %v once", name, all, shares, seq)
+			}
+		case SharesDropLast:
+			if hi != lo || lo%int64(batch) != 0 || !slices.Equal(all, seq[:len(all)]) || len(seq)-len(all) >= world*(batch+1) {
+				t.Fatalf("%s: drop_last read %d of %d rows in shares %v", name, len(all), len(seq), shares)
+			}
+		case SharesPad:
+			if hi != lo || len(all) < len(seq) || !slices.Equal(all[:len(seq)], seq) {
+				t.Fatalf("%s: pad read %v in shares %v, want %v", name, all, shares, seq)
+			}
+		}
+	}
+}
+
+// drop_last that would give every rank nothing of an epoch with rows is refused; a resumed
+// epoch whose remainder is too small for a batch each is not.
+func TestDropLastThatEmptiesAnEpochIsRefused(t *testing.T) {
+	r := EpochReader{WorldSize: 4, NumWorkers: 1, BatchSize: 100, Shares: SharesDropLast}
+	if err := r.CheckShares(399); errs.CategoryOf(err) != errs.InvalidInput {
+		t.Errorf("399 rows, 4 ranks, batches of 100: %v", err)
+	}
+	for _, ok := range []EpochReader{
+		{WorldSize: 4, NumWorkers: 1, BatchSize: 100, Shares: SharesDropLast},
+		{WorldSize: 4, NumWorkers: 1, BatchSize: 100, Shares: SharesExact},
+		{WorldSize: 4, NumWorkers: 1, BatchSize: 100, Shares: SharesDropLast, Resumed: []EpochProgress{{Offsets: []int64{50}}}},
+	} {
+		total := int64(399)
+		if ok.Shares == SharesDropLast && ok.Resumed == nil {
+			total = 400
+		}
+		if err := ok.CheckShares(total); err != nil {
+			t.Errorf("%+v over %d rows: %v", ok, total, err)
+		}
+	}
+	if err := (EpochReader{WorldSize: 3, NumWorkers: 1, Shares: SharesDropLast}).CheckShares(2); err == nil {
+		t.Error("drop_last of 2 rows among 3 ranks without batches accepted")
 	}
 }

@@ -72,6 +72,8 @@ type DatasetRegistry interface {
 	ByFingerprint(fingerprint string) (cluster.DatasetInfo, bool)
 	// Hit counts one read of the dataset name.
 	Hit(name string)
+	// Lookup returns the dataset held under name.
+	Lookup(name string) (cluster.DatasetInfo, bool)
 	// PartSpecs groups a divisible query's scan tasks (their estimated bytes) into a dataset's
 	// partitions: partitions of them, or a default per alive data node when 0.
 	PartSpecs(taskBytes []int64, partitions int) []cluster.PartSpec

@@ -2,6 +2,9 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -31,7 +34,11 @@ type EpochRequest struct {
 	// Generation, when not 0, is the dataset generation the job reads: a read of a dataset made
 	// again since (another generation under the name) is refused instead of reading other rows.
 	Generation uint64
-	Reader     cluster.EpochReader
+	// OrderKey, when not "", is the order key (EpochPlan.OrderKey) the job reads: a read of a
+	// dataset whose order is another is refused. Unlike Generation it survives the dataset
+	// being made again from the same definition into the same partition row counts.
+	OrderKey string
+	Reader   cluster.EpochReader
 }
 
 // DefaultEpochRequest is a lone reader of epoch 0, shuffled with seed 0.
@@ -43,7 +50,7 @@ func DefaultEpochRequest() EpochRequest {
 }
 
 // EpochOptionNames lists the options a training read takes, as ParseEpochOptions reads them.
-var EpochOptionNames = []string{"seed", "epoch", "shuffle", "chunk_rows", "window_rows", "rank", "world_size", "worker", "num_workers", "batch_size", "offset", "start", "shares", "generation"}
+var EpochOptionNames = []string{"seed", "epoch", "shuffle", "chunk_rows", "window_rows", "rank", "world_size", "worker", "num_workers", "batch_size", "offset", "start", "shares", "generation", "order_key", "resume"}
 
 // ParseEpochOptions reads a training read's options (names as in EpochOptionNames, values as
 // text) over DefaultEpochRequest. An unknown name or a value that is not a number of the
@@ -88,6 +95,10 @@ func ParseEpochOptions(opts map[string]string) (EpochRequest, error) {
 			req.Generation, err = strconv.ParseUint(value, 10, 64)
 		case "shares":
 			req.Reader.Shares, err = cluster.ParseShareMode(strings.ToLower(value))
+		case "order_key":
+			req.OrderKey = value
+		case "resume":
+			req.Reader.Resumed, err = ParseResume(value)
 		default:
 			return req, errs.Invalidf("unknown training read option %q; the options are %s", name, strings.Join(EpochOptionNames, ", "))
 		}
@@ -96,6 +107,45 @@ func ParseEpochOptions(opts map[string]string) (EpochRequest, error) {
 		}
 	}
 	return req, req.Reader.Validate()
+}
+
+// ParseResume reads the resume option: the earlier jobs of an epoch (cluster.EpochProgress),
+// oldest first, separated by ";", each the rows its ranks consumed, by rank, separated by ",".
+// "n*k" stands for k ranks that each consumed n rows: "3000*2;0,1500,1500" is a job of two
+// ranks that each consumed 3,000 rows, then one of three ranks.
+func ParseResume(text string) ([]cluster.EpochProgress, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	var out []cluster.EpochProgress
+	ranks := 0
+	for _, job := range strings.Split(text, ";") {
+		var p cluster.EpochProgress
+		for _, item := range strings.Split(job, ",") {
+			value, times, repeated := strings.Cut(strings.TrimSpace(item), "*")
+			n, err := strconv.ParseInt(value, 10, 64)
+			if err != nil {
+				return nil, err
+			}
+			k := int64(1)
+			if repeated {
+				if k, err = strconv.ParseInt(times, 10, 32); err != nil {
+					return nil, err
+				}
+			}
+			if k < 1 || int64(ranks)+k > cluster.MaxResumedRanks {
+				return nil, fmt.Errorf("%q: ranks of earlier jobs must number 1 to %d in all", item, cluster.MaxResumedRanks)
+			}
+			ranks += int(k)
+			for range k {
+				p.Offsets = append(p.Offsets, n)
+			}
+		}
+		if out = append(out, p); len(out) > cluster.MaxResumedJobs {
+			return nil, fmt.Errorf("more than %d earlier jobs", cluster.MaxResumedJobs)
+		}
+	}
+	return out, nil
 }
 
 // TrainingHint returns the options of a query's /*+ TRAINING(...) */ hint (nil when it has
@@ -116,6 +166,8 @@ type EpochSlice struct {
 	Request  EpochRequest
 	// From and To bound the segment in the rank's share: the reader's positions in [From, To).
 	From, To int64
+	// Partitions are the partitions whose rows the segment reads, ascending (for messages).
+	Partitions []int
 }
 
 // EpochPlan is a training read planned by the head.
@@ -127,6 +179,27 @@ type EpochPlan struct {
 	// holding segment i's rows.
 	Segments  []EpochSlice
 	Locations []string
+	// Dataset and Generation name what the read reads; EpochRows is how many rows the epoch
+	// has; OrderKey identifies the dataset's epoch orders (EpochOrderKey).
+	Dataset    string
+	Generation uint64
+	EpochRows  int64
+	OrderKey   string
+}
+
+// EpochOrderKey identifies what a dataset's epoch orders depend on besides the reader's seed,
+// epoch and shuffle sizes: its definition (the fingerprint of its plan over its pinned
+// snapshots) and its partition row counts. A dataset made again from the same definition into
+// partitions of the same row counts holds the same rows in the same places (partitions are made
+// deterministically), so it has the same key and the same orders, and a job or checkpoint of
+// the old one may continue on it.
+func EpochOrderKey(fingerprint string, partRows []int64) string {
+	h := sha256.New()
+	h.Write([]byte(fingerprint))
+	for _, n := range partRows {
+		fmt.Fprintf(h, "\x00%d", n)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // PlanEpochRead plans a training read of sqlText, which must select columns of one dataset
@@ -150,28 +223,62 @@ func (e *Engine) PlanEpochRead(ctx context.Context, sqlText string, req EpochReq
 		}
 		partRows[i] = p.Rows
 	}
+	key, err := e.epochOrderKey(d, partRows)
+	if err != nil {
+		return nil, err
+	}
+	if req.OrderKey != "" && req.OrderKey != key {
+		return nil, errs.NotFoundf("dataset %q no longer has the order the read was planned on (order key %s, now %s): it was made again from another definition or snapshot, or into partitions of other sizes; a job or checkpoint of the old one cannot continue on it, start the epoch again", d.Name(), req.OrderKey, key)
+	}
 	order, err := cluster.NewEpochOrder(partRows, req.Seed, req.Epoch, req.Shuffle, req.ChunkRows, req.WindowRows)
 	if err != nil {
 		return nil, err
 	}
-	plan := &EpochPlan{Schema: EpochSchema(d.Schema(), cols, names)}
-	// The slice names its generation itself; the request's pin was checked here.
-	req.Generation = 0
+	if err := req.Reader.CheckShares(order.Rows()); err != nil {
+		return nil, fmt.Errorf("dataset %q: %w", d.Name(), err)
+	}
+	plan := &EpochPlan{Schema: EpochSchema(d.Schema(), cols, names), Dataset: d.Name(), Generation: d.Generation(), EpochRows: order.Rows(), OrderKey: key}
+	// The slice names its generation itself; the request's pins were checked here.
+	req.Generation, req.OrderKey = 0, ""
 	base := EpochSlice{Dataset: d.Name(), Generation: d.Generation(), Columns: cols, Names: names, PartRows: partRows, Request: req}
 	order.Stretches(req.Reader, 0, order.Rows(), func(t0, t1 int64, w int, _ int64) bool {
 		plan.Rows += t1 - t0
-		loc := parts[order.Windows()[w].Partition].Location
-		if n := len(plan.Segments); n > 0 && plan.Locations[n-1] == loc {
-			plan.Segments[n-1].To = t1
-		} else {
+		p := order.Windows()[w].Partition
+		loc := parts[p].Location
+		n := len(plan.Segments)
+		if n == 0 || plan.Locations[n-1] != loc {
 			seg := base
-			seg.From, seg.To = t0, t1
+			seg.From = t0
 			plan.Segments = append(plan.Segments, seg)
 			plan.Locations = append(plan.Locations, loc)
+			n++
+		}
+		seg := &plan.Segments[n-1]
+		seg.To = t1
+		if at, found := slices.BinarySearch(seg.Partitions, p); !found {
+			seg.Partitions = slices.Insert(seg.Partitions, at, p)
 		}
 		return true
 	})
+	if e.datasets != nil {
+		// Every read a reader plans counts, as a query the head prepares does.
+		e.datasets.Hit(d.Name())
+	}
 	return plan, nil
+}
+
+// epochOrderKey is d's EpochOrderKey: from the registry's fingerprint of its definition (none
+// without a registry).
+func (e *Engine) epochOrderKey(d *memcat.Dataset, partRows []int64) (string, error) {
+	var fp string
+	if e.datasets != nil {
+		info, ok := e.datasets.Lookup(d.Name())
+		if !ok || info.Generation != d.Generation() {
+			return "", errs.Unavailablef("dataset %q was replaced or dropped while the read was planned; plan it again", d.Name())
+		}
+		fp = info.Fingerprint
+	}
+	return EpochOrderKey(fp, partRows), nil
 }
 
 // epochSource binds sqlText and returns the dataset it reads and the columns it selects.

@@ -2,6 +2,7 @@ package flightsql
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -61,12 +62,17 @@ func (s *Server) epochInfo(ctx context.Context, desc *flight.FlightDescriptor, q
 	if err != nil {
 		return nil, err
 	}
+	meta, err := json.Marshal(epochInfoMetadata{Dataset: plan.Dataset, Generation: plan.Generation, OrderKey: plan.OrderKey, EpochRows: plan.EpochRows})
+	if err != nil {
+		return nil, errs.Internalf("training read metadata: %v", err)
+	}
 	info := &flight.FlightInfo{
 		Schema:           flight.SerializeSchema(plan.Schema, s.opts.Alloc),
 		FlightDescriptor: desc,
 		TotalRecords:     plan.Rows,
 		TotalBytes:       -1,
 		Ordered:          true,
+		AppMetadata:      meta,
 	}
 	expires := s.now().Add(s.opts.TicketTTL)
 	for i, seg := range plan.Segments {
@@ -74,13 +80,33 @@ func (s *Server) epochInfo(ctx context.Context, desc *flight.FlightDescriptor, q
 		if err != nil {
 			return nil, err
 		}
-		ep := &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: tk}}
+		epMeta, err := json.Marshal(epochEndpointMetadata{Partitions: seg.Partitions})
+		if err != nil {
+			return nil, errs.Internalf("training read metadata: %v", err)
+		}
+		ep := &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: tk}, AppMetadata: epMeta}
 		if loc := plan.Locations[i]; loc != "" {
 			ep.Location = []*flight.Location{{Uri: "grpc://" + loc}}
 		}
 		info.Endpoint = append(info.Endpoint, ep)
 	}
 	return info, nil
+}
+
+// epochInfoMetadata is the app_metadata (JSON) of a training read's FlightInfo: what it reads,
+// so that a client can pin its later reads and its checkpoints to the dataset's order
+// (engine.EpochOrderKey) rather than to one generation.
+type epochInfoMetadata struct {
+	Dataset    string `json:"dataset"`
+	Generation uint64 `json:"generation"`
+	OrderKey   string `json:"order_key"`
+	EpochRows  int64  `json:"epoch_rows"`
+}
+
+// epochEndpointMetadata is the app_metadata (JSON) of a training read's endpoint: the dataset
+// partitions it reads, for a client to name when the node holding them cannot be reached.
+type epochEndpointMetadata struct {
+	Partitions []int `json:"partitions"`
 }
 
 // trainingTicket is the payload of a ticket.Training ticket: one segment of a training read
@@ -109,6 +135,8 @@ type trainingTicket struct {
 	Shares           cluster.ShareMode `json:"shares,omitempty"`
 	From             int64             `json:"from,omitempty"`
 	To               int64             `json:"to,omitempty"`
+	// Resumed is EpochReader.Resumed: per earlier job, its ranks' offsets.
+	Resumed [][]int64 `json:"resumed,omitempty"`
 }
 
 // TicketKind makes trainingTicket the payload of ticket.Training tickets.
@@ -116,12 +144,16 @@ func (trainingTicket) TicketKind() ticket.Kind { return ticket.Training }
 
 func newTrainingTicket(e engine.EpochSlice) trainingTicket {
 	r, rd := e.Request, e.Request.Reader
-	return trainingTicket{
+	t := trainingTicket{
 		Dataset: e.Dataset, Generation: e.Generation, Columns: e.Columns, Names: e.Names, PartRows: e.PartRows,
 		Seed: r.Seed, Epoch: r.Epoch, Shuffle: r.Shuffle, ChunkRows: r.ChunkRows, WindowRows: r.WindowRows, PinnedGeneration: r.Generation,
 		WorldSize: rd.WorldSize, Rank: rd.Rank, NumWorkers: rd.NumWorkers, Worker: rd.Worker, BatchSize: rd.BatchSize,
 		Offset: rd.Offset, Start: rd.Start, Shares: rd.Shares, From: e.From, To: e.To,
 	}
+	for _, p := range rd.Resumed {
+		t.Resumed = append(t.Resumed, p.Offsets)
+	}
+	return t
 }
 
 // maxTrainingCount bounds the counts and indexes of a training ticket, and maxTrainingRows its
@@ -148,13 +180,17 @@ func (t trainingTicket) slice() (engine.EpochSlice, error) {
 			return engine.EpochSlice{}, errs.Invalidf("training ticket is malformed: %d partition rows is out of range", n)
 		}
 	}
+	var resumed []cluster.EpochProgress
+	for _, offsets := range t.Resumed {
+		resumed = append(resumed, cluster.EpochProgress{Offsets: offsets})
+	}
 	return engine.EpochSlice{
 		Dataset: t.Dataset, Generation: t.Generation, Columns: t.Columns, Names: t.Names, PartRows: t.PartRows,
 		Request: engine.EpochRequest{
 			Seed: t.Seed, Epoch: t.Epoch, Shuffle: t.Shuffle, ChunkRows: t.ChunkRows, WindowRows: t.WindowRows, Generation: t.PinnedGeneration,
 			Reader: cluster.EpochReader{
 				WorldSize: t.WorldSize, Rank: t.Rank, NumWorkers: t.NumWorkers, Worker: t.Worker, BatchSize: t.BatchSize,
-				Offset: t.Offset, Start: t.Start, Shares: t.Shares,
+				Offset: t.Offset, Start: t.Start, Shares: t.Shares, Resumed: resumed,
 			},
 		},
 		From: t.From, To: t.To,

@@ -1,6 +1,7 @@
 package flightsql
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 	"strconv"
@@ -286,6 +287,110 @@ func TestTrainingReadsOnDataNodes(t *testing.T) {
 		}
 		if rows := sortedRows(t, cnxn, "SELECT count(*) FROM train"); len(rows) != 1 || rows[0] != strconv.Itoa(len(all)) {
 			t.Errorf("count after bad reads = %v", rows)
+		}
+	})
+	t.Run("a job resumed on another world size reads the rows left, once, in equal shares", func(t *testing.T) {
+		// Two ranks stopped part way: rank 0 after 10 batches of 64, rank 1 after 11.
+		before := readEpoch(2, 1, 64, nil)
+		left := append(slices.Clone(before[0][640:]), before[1][704:]...)
+		for _, shape := range []struct{ world, workers int }{{3, 2}, {1, 2}, {2, 1}} {
+			ranks := readEpoch(shape.world, shape.workers, 64, map[string]string{"resume": "640,704"})
+			var got []int64
+			for _, ids := range ranks {
+				if d := len(ids) - len(ranks[0]); d < -1 || d > 1 {
+					t.Errorf("%+v: shares of %d and %d rows", shape, len(ranks[0]), len(ids))
+				}
+				got = append(got, ids...)
+			}
+			// The rows left, in the order the stopped ranks would have read them.
+			if !slices.Equal(got, left) {
+				t.Fatalf("%+v: resumed ranks read %d rows, want the %d left", shape, len(got), len(left))
+			}
+		}
+		// Run-length offsets, and a chain: the 3-rank job stopped after one batch each, then 1 rank.
+		three := readEpoch(3, 1, 64, map[string]string{"resume": "640*2"})
+		var rest []int64
+		for _, ids := range three {
+			rest = append(rest, ids[min(64, len(ids)):]...)
+		}
+		if chained := readEpoch(1, 2, 64, map[string]string{"resume": "640*2;64,64,64"})[0]; !slices.Equal(chained, rest) {
+			t.Fatalf("a chain of resumes read %d rows, want %d", len(chained), len(rest))
+		}
+		if _, err := epochRead(t, cnxn, query, map[string]string{"resume": "1,x"}); grpcCode(err) != codes.InvalidArgument {
+			t.Errorf("a malformed resume: %v", err)
+		}
+	})
+	t.Run("reads name their order; it is pinned, counted, and drop_last may not empty it", func(t *testing.T) {
+		cl := c.head.arrowClient(t)
+		info, err := cl.Execute(metadata.AppendToOutgoingContext(ctx, "cachedb-seed", "3"), query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var meta struct {
+			Dataset    string `json:"dataset"`
+			Generation uint64 `json:"generation"`
+			OrderKey   string `json:"order_key"`
+			EpochRows  int64  `json:"epoch_rows"`
+		}
+		if err := json.Unmarshal(info.AppMetadata, &meta); err != nil || meta.Dataset != "train" || meta.Generation != ds.Generation || meta.OrderKey == "" || meta.EpochRows != int64(len(all)) {
+			t.Fatalf("app_metadata %s: %+v, %v", info.AppMetadata, meta, err)
+		}
+		for i, ep := range info.Endpoint {
+			var em struct{ Partitions []int }
+			if err := json.Unmarshal(ep.AppMetadata, &em); err != nil || len(em.Partitions) == 0 {
+				t.Errorf("endpoint %d app_metadata %s: %v", i, ep.AppMetadata, err)
+			}
+		}
+		hits := systemDatasets(t, cnxn)["train"].hits
+		pinned := maps.Clone(base)
+		pinned["order_key"] = meta.OrderKey
+		if _, err := epochRead(t, cnxn, query, pinned); err != nil {
+			t.Fatalf("a read pinned to the dataset's own order: %v", err)
+		}
+		if now := systemDatasets(t, cnxn)["train"].hits; now <= hits {
+			t.Errorf("a training read left system.datasets.hits at %d", now)
+		}
+		pinned["order_key"] = "0123456789abcdef"
+		if _, err := epochRead(t, cnxn, query, pinned); grpcCode(err) != codes.NotFound || !strings.Contains(err.Error(), "order") {
+			t.Errorf("a read pinned to another order: %v", err)
+		}
+		empty := map[string]string{"shares": "drop_last", "world_size": "4", "rank": "0", "batch_size": strconv.Itoa(len(all)/4 + 1)}
+		if _, err := epochRead(t, cnxn, query, empty); grpcCode(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "drop_last") {
+			t.Errorf("drop_last that empties the epoch: %v", err)
+		}
+	})
+	t.Run("the order key survives a rebuild of the same dataset, not another definition", func(t *testing.T) {
+		orderKey := func() (string, uint64) {
+			info, err := c.head.arrowClient(t).Execute(metadata.AppendToOutgoingContext(ctx, "cachedb-seed", "1"), "SELECT ride_id FROM keyed")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var meta struct {
+				Generation uint64 `json:"generation"`
+				OrderKey   string `json:"order_key"`
+			}
+			if err := json.Unmarshal(info.AppMetadata, &meta); err != nil {
+				t.Fatal(err)
+			}
+			return meta.OrderKey, meta.Generation
+		}
+		spec := engine.DatasetSpec{Name: "keyed", Table: "demo.rides", Columns: []string{"ride_id"}, Filter: "ride_id < 3000", Partitions: 3}
+		mustLoad(t, ctx, headFlight, spec)
+		key1, gen1 := orderKey()
+		adbcUpdate(t, cnxn, "DROP TABLE keyed")
+		mustLoad(t, ctx, headFlight, spec)
+		key2, gen2 := orderKey()
+		if gen2 == gen1 || key2 != key1 {
+			t.Errorf("made again from the same definition: generation %d→%d, order key %s→%s", gen1, gen2, key1, key2)
+		}
+		adbcUpdate(t, cnxn, "DROP TABLE keyed")
+		spec.Filter = "ride_id < 2999"
+		mustLoad(t, ctx, headFlight, spec)
+		if key3, _ := orderKey(); key3 == key1 {
+			t.Errorf("made from another definition, the order key %s stayed", key3)
+		}
+		if _, err := epochRead(t, cnxn, "SELECT ride_id FROM keyed", map[string]string{"order_key": key1}); grpcCode(err) != codes.NotFound {
+			t.Errorf("a read pinned to the old order: %v", err)
 		}
 	})
 	t.Run("a node lost and its partitions rebuilt: the same order", func(t *testing.T) {

@@ -2,11 +2,13 @@ package node
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	memcat "github.com/cachedb/cachedb/catalog/memory"
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/internal/errs"
@@ -20,25 +22,14 @@ const (
 )
 
 // ReadEpoch produces one segment of a training read (planned by the head,
-// engine.PlanEpochRead) from the partitions this process holds. A partition it does not hold,
-// or one whose row count differs from the head's, fails with errs.Unavailable: the reader
-// should plan again.
+// engine.PlanEpochRead) from the partitions this process holds. A dataset generation it does not
+// hold (this process started after the head planned the read, say, and the head has not yet made
+// the partitions again elsewhere), a partition it does not hold, or one whose row count differs
+// from the head's, fails with errs.Unavailable naming the dataset and the partitions: the reader
+// should plan again shortly.
 func (rt *Runtime) ReadEpoch(ctx context.Context, s engine.EpochSlice) (array.RecordReader, error) {
-	t, err := rt.eng.MemoryCatalog().Table(ctx, s.Dataset+"@"+strconv.FormatUint(s.Generation, 10))
-	if err != nil {
-		return nil, err
-	}
-	d, ok := t.(*memcat.Dataset)
-	if !ok {
-		return nil, errs.NotFoundf("%q is not a dataset", s.Dataset)
-	}
 	if len(s.Columns) != len(s.Names) {
 		return nil, errs.Invalidf("training read slice has %d columns and %d names", len(s.Columns), len(s.Names))
-	}
-	for _, c := range s.Columns {
-		if c < 0 || c >= d.Schema().NumFields() {
-			return nil, errs.Invalidf("dataset %q has no column %d", s.Dataset, c)
-		}
 	}
 	if err := s.Request.Reader.Validate(); err != nil {
 		return nil, err
@@ -46,6 +37,18 @@ func (rt *Runtime) ReadEpoch(ctx context.Context, s engine.EpochSlice) (array.Re
 	order, err := cluster.NewEpochOrder(s.PartRows, s.Request.Seed, s.Request.Epoch, s.Request.Shuffle, s.Request.ChunkRows, s.Request.WindowRows)
 	if err != nil {
 		return nil, err
+	}
+	current, _ := rt.eng.MemoryCatalog().Dataset(s.Dataset)
+	d := generationOf(current, s.Generation)
+	if d == nil {
+		parts, verb := partitionList(slicePartitions(order, s))
+		return nil, errs.Unavailablef("%s of dataset %q (generation %d) %s not held by this data node: it started after the read was planned, or they are being made again; plan the read again shortly",
+			parts, s.Dataset, s.Generation, verb)
+	}
+	for _, c := range s.Columns {
+		if c < 0 || c >= d.Schema().NumFields() {
+			return nil, errs.Invalidf("dataset %q has no column %d", s.Dataset, c)
+		}
 	}
 	parts := d.Parts()
 	if len(parts) != len(s.PartRows) {
@@ -69,4 +72,27 @@ func epochSizes(rowBytes int64, batchSize int) (target, part int64) {
 		target = max(b, target/b*b)
 	}
 	return target, max(target, epochGatherBytes/rowBytes/target*target)
+}
+
+// slicePartitions lists the partitions whose rows segment s reads, ascending.
+func slicePartitions(order *cluster.EpochOrder, s engine.EpochSlice) []int {
+	seen := map[int]bool{}
+	order.Stretches(s.Request.Reader, s.From, s.To, func(_, _ int64, w int, _ int64) bool {
+		seen[order.Windows()[w].Partition] = true
+		return true
+	})
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// partitionList names partitions ps ("partition 4", "partitions 1, 4") and the verb that
+// agrees with them.
+func partitionList(ps []int) (names, verb string) {
+	if len(ps) == 1 {
+		return "partition " + strconv.Itoa(ps[0]), "is"
+	}
+	parts := make([]string, len(ps))
+	for i, n := range ps {
+		parts[i] = strconv.Itoa(n)
+	}
+	return "partitions " + strings.Join(parts, ", "), "are"
 }

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -13,6 +14,7 @@ import (
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/exec"
+	"github.com/cachedb/cachedb/internal/errs"
 )
 
 // epochTestRow is what every column of row id holds in epochTestParts.
@@ -214,4 +216,40 @@ func TestEpochReaderRetain(t *testing.T) {
 		t.Fatalf("after one of two releases the reader read %d rows of 500, %v", rows, r.Err())
 	}
 	r.Release()
+}
+
+// A node asked for a segment of a dataset generation it does not hold (it restarted after the
+// head planned the read, and the head has not made its partitions again elsewhere yet) answers
+// a retryable Unavailable that names the dataset and the segment's partitions, not NotFound.
+func TestReadEpochOfADatasetNotHeldIsUnavailable(t *testing.T) {
+	eng, err := engine.New(engine.Config{NoDemo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := New(Config{Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	partRows := []int64{100, 300, 50}
+	order, err := cluster.NewEpochOrder(partRows, 1, 0, false, 16, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := engine.DefaultEpochRequest()
+	req.Shuffle, req.Seed, req.ChunkRows, req.WindowRows = false, 1, 16, 64
+	// Without shuffling, rows 120 to 180 of the epoch are rows of partition 1 only.
+	s := engine.EpochSlice{Dataset: "samples", Generation: 4, Columns: []int{0}, Names: []string{"id"}, PartRows: partRows, Request: req, From: 120, To: 180}
+	_, err = rt.ReadEpoch(context.Background(), s)
+	if errs.CategoryOf(err) != errs.Unavailable {
+		t.Fatalf("reading a dataset not held: %v, want Unavailable", err)
+	}
+	for _, want := range []string{`partition 1 of dataset "samples"`, "generation 4", "again"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q does not say %q", err, want)
+		}
+	}
+	if got := slicePartitions(order, engine.EpochSlice{Request: req, From: 0, To: 450}); fmt.Sprint(got) != "[0 1 2]" {
+		t.Errorf("the whole epoch reads partitions %v", got)
+	}
 }

@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+func TestParseResume(t *testing.T) {
+	for text, want := range map[string]string{
+		"":               "[]",
+		"640,704":        "[{[640 704]}]",
+		"640*2;0,64*2,7": "[{[640 640]} {[0 64 64 7]}]",
+	} {
+		got, err := ParseResume(text)
+		if err != nil || fmt.Sprint(got) != want && !(want == "[]" && got == nil) {
+			t.Errorf("ParseResume(%q) = %v, %v; want %s", text, got, err, want)
+		}
+	}
+	for _, bad := range []string{"1,x", "1*0", "1*99999999", ";", "1;;2", "-1"} {
+		req, err := ParseEpochOptions(map[string]string{"resume": bad})
+		if errs.CategoryOf(err) != errs.InvalidInput {
+			t.Errorf("resume=%q: %+v, %v; want invalid input", bad, req.Reader.Resumed, err)
+		}
+	}
+}
+
+// The order key follows what the order depends on: the definition and the partition row counts.
+func TestEpochOrderKey(t *testing.T) {
+	a := EpochOrderKey("fp", []int64{10, 20})
+	if a != EpochOrderKey("fp", []int64{10, 20}) {
+		t.Error("the same inputs gave two keys")
+	}
+	for _, other := range []string{EpochOrderKey("fp2", []int64{10, 20}), EpochOrderKey("fp", []int64{20, 10}), EpochOrderKey("fp", []int64{10, 2, 0}), EpochOrderKey("fp", []int64{10, 20, 0})} {
+		if other == a {
+			t.Errorf("key %s for different inputs", other)
+		}
+	}
+}
