@@ -12,11 +12,12 @@ The PyTorch parts need torch (``pip install 'cachedb[torch]'``, from a clone
 from typing import Any
 
 from .client import Connection, connect
+from .errors import UnavailableError
 
 # The package's version: pyproject.toml reads it from here (setuptools dynamic version).
 __version__ = "0.1.0"
 
-__all__ = ["CacheDataset", "Connection", "DataLoader", "arrow_to_tensors", "connect", "to_device"]
+__all__ = ["CacheDataset", "Connection", "DataLoader", "UnavailableError", "arrow_to_tensors", "connect", "to_device"]
 
 
 def __getattr__(name: str) -> Any:

@@ -14,14 +14,13 @@ rows each reader gets and in which order, so the guarantees hold whoever reads:
 from __future__ import annotations
 
 import hashlib
+import json
 import queue
 import threading
 import time
-import warnings
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.flight as flight
 
 try:
@@ -38,11 +37,11 @@ except ImportError as e:  # only torch's own absence gets the hint
     ) from e
 
 from ._flight import FlightClients, option_headers
+from .errors import UnavailableError
+from .resume import Position, encode_resumed, resume_position, state_of
+from .tensors import Nulls, arrow_to_tensors, check_nulls, column_to_tensor
 
-# torch warns that tensors sharing a read-only Arrow buffer are not writable; sharing it is the
-# point (no copy). The buffer is one this client received and nothing else reads: a tensor
-# written in place changes only its own rows of its own batch.
-warnings.filterwarnings("ignore", message="The given buffer is not writable", category=UserWarning, module=r"cachedb\.dataset")
+__all__ = ["CacheDataset", "DataLoader", "arrow_to_tensors", "column_to_tensor", "rebatch", "to_device"]
 
 _RETRIABLE = (flight.FlightUnavailableError, flight.FlightTimedOutError, flight.FlightInternalError, ConnectionError)
 
@@ -53,58 +52,6 @@ def quote_ident(name: str) -> str:
 
 def quote_string(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-_TORCH_TYPES = {
-    pa.int8(): torch.int8, pa.int16(): torch.int16, pa.int32(): torch.int32, pa.int64(): torch.int64,
-    pa.uint8(): torch.uint8, pa.uint16(): torch.uint16, pa.uint32(): torch.uint32, pa.uint64(): torch.uint64,
-    pa.float16(): torch.float16, pa.float32(): torch.float32, pa.float64(): torch.float64,
-}
-
-
-def _share(values: pa.Array, dtype: torch.dtype) -> torch.Tensor:
-    """A tensor over a fixed-width array's value buffer, without copying."""
-    n = len(values)
-    if n == 0:
-        return torch.empty(0, dtype=dtype)
-    width = values.type.bit_width // 8
-    # A memoryview: torch asks the object itself for a writable buffer, which Arrow refuses for
-    # read-only (received) buffers; the view keeps the buffer alive as long as the tensor.
-    return torch.frombuffer(memoryview(values.buffers()[1]), dtype=dtype, count=n, offset=values.offset * width)
-
-
-def column_to_tensor(column: pa.Array) -> Any:
-    """Converts one Arrow column to a tensor, sharing its memory where the layout allows.
-
-    Fixed-width numbers without nulls (and fixed-size lists of them, as 2-D tensors) share the
-    Arrow buffer; booleans, numbers with nulls (as float64 with NaN), timestamps, dates, times and
-    durations (as int64) and decimals (as float64) are converted; any other type becomes a Python
-    list.
-    """
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    t = column.type
-    if t in _TORCH_TYPES:
-        if column.null_count == 0:
-            return _share(column, _TORCH_TYPES[t])
-        filled = pc.fill_null(column.cast(pa.float64()), float("nan"))
-        return _share(filled, torch.float64)
-    if pa.types.is_boolean(t):
-        return _share(pc.fill_null(column, False).cast(pa.uint8()), torch.uint8).bool()
-    if pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_duration(t):
-        return column_to_tensor(column.cast(pa.int64()))
-    if pa.types.is_decimal(t):
-        return column_to_tensor(column.cast(pa.float64()))
-    if pa.types.is_fixed_size_list(t) and t.value_type in _TORCH_TYPES and column.null_count == 0:
-        values = column.values.slice(column.offset * t.list_size, len(column) * t.list_size)
-        if values.null_count == 0:
-            return _share(values, _TORCH_TYPES[t.value_type]).reshape(len(column), t.list_size)
-    return column.to_pylist()
-
-
-def arrow_to_tensors(batch: pa.RecordBatch) -> Dict[str, Any]:
-    """The default conversion of a record batch: one tensor (or list) per column, by name."""
-    return {name: column_to_tensor(col) for name, col in zip(batch.schema.names, batch.columns)}
 
 
 class _EndpointReader(threading.Thread):
@@ -138,7 +85,7 @@ class _EndpointReader(threading.Thread):
                     return
             self._put(None)
         except BaseException as e:  # handed to the consumer, which raises it
-            self._put(e)
+            self._put(_EndpointFailed(e, self.clients.endpoint_uri(self.endpoint), endpoint_partitions(self.endpoint)))
 
     def stop(self) -> None:
         self.stopped.set()
@@ -147,6 +94,22 @@ class _EndpointReader(threading.Thread):
                 self.reader.cancel()
             except Exception:
                 pass
+
+
+class _EndpointFailed(Exception):
+    """An endpoint's read failed: the error, where the endpoint was read and its partitions."""
+
+    def __init__(self, error: BaseException, uri: str, partitions: List[int]):
+        super().__init__(str(error))
+        self.error, self.uri, self.partitions = error, uri, partitions
+
+
+def endpoint_partitions(endpoint: flight.FlightEndpoint) -> List[int]:
+    """The dataset partitions a training read's endpoint reads (its app_metadata), if it says."""
+    try:
+        return [int(p) for p in json.loads(endpoint.app_metadata or b"{}").get("partitions") or []]
+    except (ValueError, TypeError, AttributeError):
+        return []
 
 
 def stream_endpoints(clients: FlightClients, endpoints: Sequence[flight.FlightEndpoint], prefetch: int, depth: int = 4) -> Iterator[pa.RecordBatch]:
@@ -171,6 +134,8 @@ def stream_endpoints(clients: FlightClients, endpoints: Sequence[flight.FlightEn
                 readers.pop(0)
                 fill()
                 continue
+            if isinstance(item, _EndpointFailed):
+                raise item.error from item
             if isinstance(item, BaseException):
                 raise item
             yield item
@@ -198,13 +163,25 @@ class CacheDataset(IterableDataset):
         prefetch: how many endpoints each worker reads at once.
         device: where batches go; on CUDA they are pinned and copied without blocking. With
             DataLoader workers, give the device to ``cachedb.DataLoader`` instead.
-        retries: how many times a worker plans its read again after a data node failed.
+        retries, retry_wait: after a data node failed or the dataset's partitions are being made
+            again, a worker plans its read again up to ``retries`` times in a row, waiting
+            ``retry_wait`` seconds doubling up to 5 s between attempts (about 3 minutes at the
+            defaults), then raises cachedb.UnavailableError naming the dataset and partitions.
         window_rows, chunk_rows: the shuffle's sizes (rows mixed together; rows kept together).
+        nulls: what a null in an integer or boolean column becomes (cachedb.tensors): "error"
+            (the default: raise, naming the column), "float" (float64 with NaN in every batch)
+            or "mask" (the integer dtype, 0 for null, and a bool ``<name>_valid`` tensor in
+            every batch); one choice for all columns or a dict by column name.
 
     Call ``set_epoch(n)`` before each epoch, as with DistributedSampler (without it, every
     iteration reads the same epoch); ``state_dict()`` and ``load_state_dict()`` resume an epoch
-    where the rank stopped.
+    where the rank stopped, on the same world size or (given every rank's state) another.
     """
+
+    # Longest wait between two attempts of a read, in seconds.
+    MAX_RETRY_WAIT = 5.0
+    # Bytes of shared memory for the earlier jobs of a resumed epoch (the option resume).
+    RESUME_BYTES = 1 << 16
 
     def __init__(
         self,
@@ -222,23 +199,29 @@ class CacheDataset(IterableDataset):
         world_size: Optional[int] = None,
         prefetch: int = 4,
         device: Optional[Any] = None,
-        retries: int = 20,
+        retries: int = 40,
         retry_wait: float = 0.25,
         window_rows: Optional[int] = None,
         chunk_rows: Optional[int] = None,
         timeout: Optional[float] = None,
+        nulls: Nulls = "error",
         from_arrow_rb_to_tensor: Optional[Callable[[pa.RecordBatch], Any]] = None,
     ):
         super().__init__()
-        # The epoch and where the rank resumes in it, in shared memory: DataLoader workers
-        # (persistent ones too) see set_epoch and load_state_dict made in the main process.
-        self._position = torch.zeros(3, dtype=torch.int64).share_memory_()
+        # Where the rank is, in shared memory, so that DataLoader workers (persistent ones too)
+        # see set_epoch and load_state_dict made in the main process: the epoch, the rows of the
+        # rank's share consumed before this iteration (the resume offset), whether the epoch is
+        # complete, and the length of the earlier jobs of the epoch (the option resume, as text
+        # in _resumed_text).
+        self._position = torch.zeros(4, dtype=torch.int64).share_memory_()
+        self._resumed_text = torch.zeros(self.RESUME_BYTES, dtype=torch.uint8).share_memory_()
         if (dataset is None) == (sql is None):
             raise ValueError("give either dataset or sql")
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, not {batch_size}")
         if shares not in ("exact", "drop_last", "pad"):
             raise ValueError(f"shares must be exact, drop_last or pad, not {shares!r}")
+        check_nulls(nulls)
         self.address = address
         self.batch_size = batch_size
         self.seed = seed
@@ -252,6 +235,7 @@ class CacheDataset(IterableDataset):
         self.window_rows = window_rows
         self.chunk_rows = chunk_rows
         self.timeout = timeout
+        self.nulls = nulls
         if from_arrow_rb_to_tensor is not None:
             self.from_arrow_rb_to_tensor = from_arrow_rb_to_tensor  # type: ignore[method-assign, assignment]
         if rank is None or world_size is None:
@@ -265,22 +249,31 @@ class CacheDataset(IterableDataset):
         clients = FlightClients(address, timeout)
         try:
             if sql is not None:
-                name, self.generation = self._materialize(clients, sql)
+                name = self._materialize(clients, sql)
             else:
                 assert dataset is not None  # checked above: exactly one of dataset and sql
-                name, self.generation = dataset, self._generation(clients, dataset)
+                name = dataset
+                self._generation(clients, dataset)
+            self.dataset: str = name
+            cols = "*" if columns is None else ", ".join(quote_ident(c) for c in columns)
+            self.query = f"SELECT {cols} FROM {quote_ident(name)}"
+            # The rank's whole share, planned once: it says the dataset's order key, which
+            # every later read is pinned to (a dataset made again with another order is
+            # refused, one made again with the same order is read on), and the share's size.
+            info = clients.flight_info(self.query, option_headers(self._options(0, 1, 0, whole=True)))
         finally:
             clients.close()
-        self.dataset: str = name
-        cols = "*" if columns is None else ", ".join(quote_ident(c) for c in columns)
-        self.query = f"SELECT {cols} FROM {quote_ident(name)}"
+        meta = json.loads(info.app_metadata or b"{}")
+        self.generation: int = int(meta.get("generation", 0))
+        self.order_key: str = str(meta.get("order_key", ""))
+        self.epoch_rows: int = int(meta.get("epoch_rows", -1))
+        self._rank_rows: int = info.total_records
+        check_nulls(nulls, info.schema.names)
         # Batches the rank consumed since _offset (counted by the iterator in this process, or
         # by cachedb.DataLoader).
         self._consumed = 0
-        self._len: Optional[int] = None
 
-    # The shared position: the epoch, the rows of the rank's share consumed before this
-    # iteration (the resume offset), and whether the epoch is complete.
+    # The shared position.
     @property
     def epoch(self) -> int:
         return int(self._position[0])
@@ -305,64 +298,74 @@ class CacheDataset(IterableDataset):
     def _complete(self, value: bool) -> None:
         self._position[2] = int(bool(value))
 
+    @property
+    def _resumed(self) -> List[List[int]]:
+        n = int(self._position[3])
+        if n == 0:
+            return []
+        text = bytes(self._resumed_text[:n].tolist()).decode()
+        return [[int(o) for o in job.split(",")] for job in text.split(";")]
+
+    @_resumed.setter
+    def _resumed(self, jobs: Sequence[Sequence[int]]) -> None:
+        text = ";".join(",".join(str(int(o)) for o in job) for job in jobs).encode()
+        if len(text) > self.RESUME_BYTES:
+            raise ValueError(f"the earlier jobs of the epoch take {len(text)} bytes; at most {self.RESUME_BYTES}")
+        self._resumed_text[: len(text)] = torch.tensor(list(text), dtype=torch.uint8)
+        self._position[3] = len(text)
+
     # -- what a job asks of the dataset -------------------------------------------------------
 
     def from_arrow_rb_to_tensor(self, batch: pa.RecordBatch) -> Any:
-        """Converts one batch (exactly ``batch_size`` rows, fewer at the end of a share).
+        """Converts one batch (exactly ``batch_size`` rows, fewer at the end of a share): one
+        tensor per column, with dtypes from the schema (``nulls`` says what nulls become).
         Override it, or pass ``from_arrow_rb_to_tensor=``, for another layout."""
-        return arrow_to_tensors(batch)
+        return arrow_to_tensors(batch, self.nulls)
 
     def set_epoch(self, epoch: int) -> None:
         """Selects the epoch the next iteration reads (from its beginning)."""
         if epoch != self.epoch or self._complete:
-            self._offset, self._consumed, self._complete = 0, 0, False
+            self._offset, self._consumed, self._complete, self._resumed = 0, 0, False, []
         self.epoch = epoch
 
-    def state_dict(self) -> Dict[str, Any]:
-        """Where this rank is: the epoch and the rows of its share it consumed."""
+    def _settings(self) -> Dict[str, Any]:
         return {
-            "dataset": self.dataset,
-            "generation": self.generation,
-            "seed": self.seed,
-            "epoch": self.epoch,
-            "world_size": self.world_size,
-            "rank": self.rank,
-            "batch_size": self.batch_size,
-            "shares": self.shares,
-            "offset": self.consumed_rows(),
-            "complete": self._complete,
+            "dataset": self.dataset, "generation": self.generation, "order_key": self.order_key,
+            "seed": self.seed, "shuffle": self.shuffle, "window_rows": self.window_rows, "chunk_rows": self.chunk_rows,
+            "batch_size": self.batch_size, "shares": self.shares, "world_size": self.world_size, "rank": self.rank,
         }
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
-        """Resumes from ``state_dict()``: the next iteration continues the same epoch, in the same
-        order, with the first row the rank had not consumed."""
-        for key in ("dataset", "seed", "world_size", "rank", "shares"):
-            if state[key] != getattr(self, key):
-                raise ValueError(f"the state is of {key}={state[key]!r}; this reader has {key}={getattr(self, key)!r}")
-        if state["generation"] != self.generation:
-            raise ValueError(f"the state is of generation {state['generation']} of {self.dataset!r}; the cluster now holds generation {self.generation}")
-        self.epoch = state["epoch"]
-        self._offset, self._consumed, self._complete = int(state["offset"]), 0, bool(state.get("complete"))
+    def state_dict(self) -> Dict[str, Any]:
+        """Where this rank is, with the settings that decide its rows and their order (the
+        dataset's order key, seed, shuffle and its sizes, batch size, shares, world size, rank):
+        the epoch and the rows of its share consumed, and the earlier jobs of the epoch when this
+        job resumed one on another world size. After the rank read its whole share, the state
+        is the beginning of the next epoch."""
+        return state_of(self._settings(), Position(self.epoch, self.consumed_rows(), self._resumed), self._complete)
+
+    def load_state_dict(self, state: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]) -> None:
+        """Resumes from ``state_dict()``: the next iteration continues the epoch, in the same
+        order, with the first row the rank had not consumed (a state saved at the end of an
+        epoch: the next epoch). ``state`` is this rank's own state, or a list of the states of
+        every rank of the job that saved them: then this reader may be of another world size,
+        and the new ranks share what the old ones left of the epoch. A state saved with other
+        settings, or of a dataset whose order has changed, is refused with ValueError."""
+        position = resume_position(state, self._settings())
+        self.epoch = position.epoch
+        self._offset, self._consumed, self._complete = position.offset, 0, False
+        self._resumed = position.resumed
 
     def consumed_rows(self) -> int:
         """Rows of the rank's share consumed in this epoch, counting from its beginning."""
         return self._offset + self._consumed * self.batch_size
 
     def rank_rows(self) -> int:
-        """How many rows this rank reads per epoch."""
-        clients = FlightClients(self.address, self.timeout)
-        try:
-            options = {**self._options(0, 1, 0), "offset": 0}  # the whole share, not what is left
-            return clients.flight_info(self.query, option_headers(options)).total_records
-        finally:
-            clients.close()
+        """How many rows this rank reads per whole epoch."""
+        return self._rank_rows
 
     def __len__(self) -> int:
-        """Batches this rank reads per whole epoch (the last may be short with shares="exact").
-        The share's size does not change between epochs; it is asked of the head once."""
-        if self._len is None:
-            self._len = -(-self.rank_rows() // self.batch_size)
-        return self._len
+        """Batches this rank reads per whole epoch (the last may be short with shares="exact")."""
+        return -(-self._rank_rows // self.batch_size)
 
     def note_consumed(self, batches: int = 1) -> None:
         """Counts batches the training loop consumed (cachedb.DataLoader calls it)."""
@@ -375,18 +378,23 @@ class CacheDataset(IterableDataset):
         """Starts an iteration in the main process: from the resume offset, or, when the epoch
         was read to its end, from its beginning again (as a sampler without set_epoch does)."""
         if self._complete:
-            self._offset, self._complete = 0, False
+            self._offset, self._complete, self._resumed = 0, False, []
         self._consumed = 0
 
     # -- reading ------------------------------------------------------------------------------
 
-    def _options(self, worker: int, num_workers: int, start: int) -> Dict[str, Any]:
+    def _options(self, worker: int, num_workers: int, start: int, whole: bool = False) -> Dict[str, Any]:
+        """A worker's read options; whole: the rank's whole share of an epoch, unpinned."""
         opts = {
             "seed": self.seed, "epoch": self.epoch, "shuffle": self.shuffle, "shares": self.shares,
             "rank": self.rank, "world_size": self.world_size, "worker": worker, "num_workers": num_workers,
-            "batch_size": self.batch_size, "offset": self._offset, "generation": self.generation,
-            "window_rows": self.window_rows, "chunk_rows": self.chunk_rows,
+            "batch_size": self.batch_size, "window_rows": self.window_rows, "chunk_rows": self.chunk_rows,
         }
+        if not whole:
+            opts.update(offset=self._offset, order_key=self.order_key)
+            resumed = self._resumed
+            if resumed:
+                opts["resume"] = encode_resumed(resumed)
         if start:
             opts["start"] = start
         return opts
@@ -409,12 +417,22 @@ class CacheDataset(IterableDataset):
         if in_process:
             self._complete = True
 
+    def retry_waits(self) -> Iterator[float]:
+        """The waits before each attempt after a failure: retry_wait doubling up to
+        MAX_RETRY_WAIT, ``retries`` of them."""
+        wait = self.retry_wait
+        for _ in range(self.retries):
+            yield min(wait, self.MAX_RETRY_WAIT)
+            wait *= 2
+
     def _batches(self, worker: int, num_workers: int) -> Iterator[pa.RecordBatch]:
         """This worker's batches in order, planned again after a failure from the first batch it
         had not yielded yet."""
         b = self.batch_size
         clients = FlightClients(self.address, self.timeout)
-        yielded, failures = 0, 0
+        yielded = 0
+        waits = self.retry_waits()
+        failures, began = 0, time.monotonic()
         try:
             while True:
                 start = self._offset + (worker + yielded * num_workers) * b if yielded else 0
@@ -422,17 +440,31 @@ class CacheDataset(IterableDataset):
                     info = clients.flight_info(self.query, option_headers(self._options(worker, num_workers, start)))
                     for batch in rebatch(stream_endpoints(clients, info.endpoints, self.prefetch), b):
                         yield batch
-                        yielded, failures = yielded + 1, 0
+                        if failures:
+                            waits, failures, began = self.retry_waits(), 0, time.monotonic()
+                        yielded += 1
                     return
-                except _RETRIABLE:
+                except _RETRIABLE as e:
                     failures += 1
-                    if failures > self.retries:
-                        raise
+                    wait = next(waits, None)
+                    if wait is None:
+                        raise UnavailableError(
+                            f"{self._describe_failure(e)} (gave up after {failures} attempts in {time.monotonic() - began:.0f} s; "
+                            "CacheDataset(retries=, retry_wait=) set how long a reader waits)"
+                        ) from e
                     clients.close()
                     clients = FlightClients(self.address, self.timeout)
-                    time.sleep(min(self.retry_wait * failures, 2.0))
+                    time.sleep(wait)
         finally:
             clients.close()
+
+    def _describe_failure(self, e: BaseException) -> str:
+        """What failed, naming the dataset and, when a data node failed, its partitions."""
+        cause = e.__cause__
+        if isinstance(cause, _EndpointFailed):
+            parts = ", ".join(map(str, cause.partitions)) or "unknown"
+            return f"reading partitions {parts} of dataset {self.dataset!r} from data node {cause.uri} failed: {e}"
+        return f"planning the read of dataset {self.dataset!r} failed: {e}"
 
     @staticmethod
     def _generation(clients: FlightClients, name: str) -> int:
@@ -450,25 +482,21 @@ class CacheDataset(IterableDataset):
         return int(t.column("generation")[0].as_py())
 
     @staticmethod
-    def _materialize(clients: FlightClients, sql: str) -> Tuple[str, int]:
+    def _materialize(clients: FlightClients, sql: str) -> str:
         name = "sql_" + hashlib.sha256(sql.encode()).hexdigest()[:16]
         try:
-            result = None
-            for message in clients.action("cachedb.load", {"name": name, "sql": sql}):
-                result = message.get("dataset", result)
-            if result is not None:
-                return name, int(result["generation"])
+            for _ in clients.action("cachedb.load", {"name": name, "sql": sql}):
+                pass
         except pa.ArrowException:
             # The head refuses the load (ALREADY_EXISTS) when the query's dataset was made
             # earlier from older table snapshots; it stays what it was made from until it is
             # dropped (or replaced with `cachedb load` and replace: true). pyarrow's Flight client
             # reports that gRPC code only inside the message text, so rather than match text the
             # dataset is looked up: held means use it, absent means the failure was another.
-            generation = CacheDataset._held_generation(clients, name)
-            if generation is None:
+            if CacheDataset._held_generation(clients, name) is None:
                 raise
-            return name, generation
-        return name, CacheDataset._generation(clients, name)
+        CacheDataset._generation(clients, name)
+        return name
 
 
 def rebatch(record_batches: Iterable[pa.RecordBatch], batch_size: int) -> Iterator[pa.RecordBatch]:

@@ -18,9 +18,9 @@ from servers import CachedbProcess, MinioProcess, lake_catalog_yaml, s3_yaml, wr
 
 
 def pytest_configure(config):
-    # cachedb.dataset ignores this warning when it is imported; pytest restores the filters it
+    # cachedb.tensors ignores this warning when it is imported; pytest restores the filters it
     # had before each test, which drops that one when the import happened inside a test.
-    config.addinivalue_line("filterwarnings", r"ignore:The given buffer is not writable:UserWarning:cachedb\.dataset")
+    config.addinivalue_line("filterwarnings", r"ignore:The given buffer is not writable:UserWarning:cachedb\.tensors")
 
 
 @pytest.fixture(scope="session")

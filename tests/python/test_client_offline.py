@@ -61,15 +61,13 @@ def test_column_to_tensor_shares_fixed_width_numbers():
 
 
 def test_column_to_tensor_converts_what_cannot_be_shared():
-    with_nulls = column_to_tensor(pa.array([1, None, 3], pa.int64()))
-    assert with_nulls.dtype == torch.float64
-    assert with_nulls[0] == 1 and torch.isnan(with_nulls[1]) and with_nulls[2] == 3
-
-    flags = column_to_tensor(pa.array([True, None, False]))
+    flags = column_to_tensor(pa.array([True, False, False]))
     assert flags.dtype == torch.bool and flags.tolist() == [True, False, False]
 
     times = column_to_tensor(pa.array([0, 1_000_000], pa.timestamp("us")))
     assert times.dtype == torch.int64 and times.tolist() == [0, 1_000_000]
+    days = column_to_tensor(pa.array([0, 19_000], pa.date32()))
+    assert days.dtype == torch.int64 and days.tolist() == [0, 19_000]
 
     money = column_to_tensor(pa.array([decimal.Decimal("1.25"), decimal.Decimal("-2.50")], pa.decimal128(5, 2)))
     assert money.dtype == torch.float64 and money.tolist() == [1.25, -2.5]
@@ -80,6 +78,104 @@ def test_column_to_tensor_converts_what_cannot_be_shared():
     assert column_to_tensor(pa.array(["a", None])) == ["a", None]
     chunked = column_to_tensor(pa.chunked_array([[1, 2], [3]], pa.int16()))
     assert chunked.dtype == torch.int16 and chunked.tolist() == [1, 2, 3]
+
+
+# One column of each kind that may hold nulls, as a dataset's schema has them (every column
+# nullable), in batches cut from one table at every batch size: most batches hold no null,
+# some do.
+NULLY_SCHEMA = pa.schema(
+    [
+        ("i32", pa.int32()), ("i64", pa.int64()), ("u8", pa.uint8()), ("f32", pa.float32()), ("f64", pa.float64()),
+        ("flag", pa.bool_()), ("ts", pa.timestamp("us")), ("day", pa.date32()), ("money", pa.decimal128(9, 2)),
+        ("vec", pa.list_(pa.float32(), 2)), ("ivec", pa.list_(pa.int16(), 2)),
+    ]
+)
+
+
+def nully_table(rows: int = 500) -> pa.Table:
+    """Column k is null where (row + k) % 150 == 0: a few rows near 150, 300 and 450."""
+
+    def maybe(i, v, k):
+        return None if (i + k) % 150 == 0 else v
+
+    ids = range(1, rows + 1)
+    return pa.table(
+        {
+            "i32": [maybe(i, i, 0) for i in ids],
+            "i64": [maybe(i, i << 40, 1) for i in ids],
+            "u8": [maybe(i, i % 200, 2) for i in ids],
+            "f32": [maybe(i, i / 4, 3) for i in ids],
+            "f64": [maybe(i, i / 8, 4) for i in ids],
+            "flag": [maybe(i, i % 3 == 0, 5) for i in ids],
+            "ts": [maybe(i, i * 1_000_000, 6) for i in ids],
+            "day": [maybe(i, i, 7) for i in ids],
+            "money": [maybe(i, decimal.Decimal(i) / 4, 8) for i in ids],
+            "vec": [maybe(i, [i, -i], 9) for i in ids],
+            "ivec": [maybe(i, [i, i + 1], 10) for i in ids],
+        },
+        schema=NULLY_SCHEMA,
+    )
+
+
+WANT_FLOAT = {
+    "i32": torch.float64, "i64": torch.float64, "u8": torch.float64, "f32": torch.float32, "f64": torch.float64, "flag": torch.float64,
+    "ts": torch.float64, "day": torch.float64, "money": torch.float64, "vec": torch.float32, "ivec": torch.float64,
+}
+WANT_MASK = {
+    "i32": torch.int32, "i64": torch.int64, "u8": torch.uint8, "f32": torch.float32, "f64": torch.float64, "flag": torch.bool,
+    "ts": torch.int64, "day": torch.int64, "money": torch.float64, "vec": torch.float32, "ivec": torch.int16,
+}
+
+
+@pytest.mark.parametrize("batch_size", [1, 7, 36, 100, 500])
+def test_dtypes_come_from_the_schema_with_or_without_nulls(batch_size):
+    table = nully_table()
+    batches = list(rebatch(table.to_batches(max_chunksize=64), batch_size))
+    with_nulls = [b for b in batches if any(c.null_count for c in b.columns)]
+    assert with_nulls and (batch_size == 500 or len(with_nulls) < len(batches)), "the case needs batches with and without nulls"
+    for nulls, want in (("float", WANT_FLOAT), ("mask", WANT_MASK)):
+        got = [cachedb.arrow_to_tensors(b, nulls) for b in batches]
+        for out in got:
+            assert {k: v.dtype for k, v in out.items() if not k.endswith("_valid")} == want, nulls
+        # Every value comes through: nulls as NaN (float) or 0 with a False validity (mask).
+        for name in ("i32", "i64", "u8", "flag", "ts", "day", "ivec"):
+            column = [v for b in batches for v in b.column(name).to_pylist()]
+            if nulls == "float":
+                values = torch.cat([out[name] for out in got])
+                nan = torch.isnan(values)
+                assert nan.reshape(len(column), -1).all(dim=1).tolist() == [v is None for v in column]
+            else:
+                valid = torch.cat([out[name + "_valid"] for out in got])
+                assert valid.reshape(len(column), -1).all(dim=1).tolist() == [v is not None for v in column]
+                assert all(x == 0 for x, ok in zip(torch.cat([out[name] for out in got]).reshape(len(column), -1)[:, 0].tolist(), valid.reshape(len(column), -1)[:, 0]) if not ok)
+        if nulls == "mask":
+            assert [k for k in got[0] if k.endswith("_valid")] == [n + "_valid" for n in ("i32", "i64", "u8", "flag", "ts", "day", "ivec")]
+    # int64 beyond 2**53 stays exact under "mask", not under "float"
+    big = pa.record_batch({"id": pa.array([2**60 + 1, None], pa.int64())})
+    assert cachedb.arrow_to_tensors(big, "mask")["id"][0].item() == 2**60 + 1
+
+
+def test_a_null_in_an_integer_column_is_an_error_unless_chosen():
+    table = nully_table()
+    clean = table.slice(0, 100).to_batches()[0]
+    assert all(c.null_count == 0 for c in clean.columns)
+    out = cachedb.arrow_to_tensors(clean)
+    assert {k: v.dtype for k, v in out.items()} == WANT_MASK and "i32_valid" not in out
+    # Zero copy where no null: the tensor is a view of the column's buffer.
+    assert out["i64"].data_ptr() == clean.column(1).buffers()[1].address + clean.column(1).offset * 8
+    dirty = table.slice(130, 30).to_batches()[0]
+    with pytest.raises(ValueError, match=r"column 'i32' \(int32\) holds a null.*nulls='float'.*nulls='mask'"):
+        cachedb.arrow_to_tensors(dirty)
+    # Chosen for some columns only: the others stay strict, float columns take NaN anyway.
+    per_column = {"i32": "float", "i64": "mask", "u8": "float", "flag": "mask", "ts": "float", "day": "float", "ivec": "mask"}
+    out = cachedb.arrow_to_tensors(dirty, per_column)
+    assert out["i32"].dtype == torch.float64 and out["i64"].dtype == torch.int64 and "i64_valid" in out and "i32_valid" not in out
+    assert torch.isnan(out["f32"]).sum() == 1 and out["f32"].dtype == torch.float32
+    with pytest.raises(ValueError, match="nulls must be one of"):
+        cachedb.arrow_to_tensors(dirty, "zero")
+    clash = pa.record_batch({"a": pa.array([1, None]), "a_valid": pa.array([1, 2])})
+    with pytest.raises(ValueError, match="a_valid"):
+        cachedb.arrow_to_tensors(clash, "mask")
 
 
 def test_without_torch_the_torch_parts_say_how_to_install_it():
