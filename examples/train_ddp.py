@@ -161,7 +161,8 @@ def run_rank(rank: int, args, dataset: str, port: int, make_loader=cachedb_loade
                     out.write(json.dumps({"epoch": epoch, "steps": steps, "rows_per_rank": rows, "seconds": elapsed,
                                           "waiting_seconds": waiting, "loss": loss.item()}) + "\n")
         if ckpt is not None:
-            torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "loader": {**loader.state_dict(), "epoch": epoch + 1, "offset": 0, "complete": False}}, ckpt)
+            # Saved after the whole share was read, the loader's state is the next epoch's start.
+            torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "loader": loader.state_dict()}, ckpt)
     if ids_out is not None:
         ids_out.close()
     dist.destroy_process_group()

@@ -180,6 +180,8 @@ class CacheDataset(IterableDataset):
 
     # Longest wait between two attempts of a read, in seconds.
     MAX_RETRY_WAIT = 5.0
+    # How a reader waits between attempts (tests replace it).
+    _sleep = staticmethod(time.sleep)
     # Bytes of shared memory for the earlier jobs of a resumed epoch (the option resume).
     RESUME_BYTES = 1 << 16
 
@@ -454,7 +456,7 @@ class CacheDataset(IterableDataset):
                         ) from e
                     clients.close()
                     clients = FlightClients(self.address, self.timeout)
-                    time.sleep(wait)
+                    self._sleep(wait)
         finally:
             clients.close()
 

@@ -62,13 +62,14 @@ class CachedbProcess:
     """A running `cachedb serve` (the binary is $CACHEDB_BIN, or bin/cachedb): its grpc:// URI
     and its log. `stop` sends SIGTERM and fails unless the server exits with status 0 within
     10 s. `command` runs another listening subcommand instead of serve (head, worker); it gets
-    the same --listen flag."""
+    the same --listen flag. `port` listens there instead of on a free port (a process started
+    again where another was)."""
 
     def __init__(
-        self, args: list[str], env: dict[str, str] | None = None, name: str = "cachedb", command: str = "serve"
+        self, args: list[str], env: dict[str, str] | None = None, name: str = "cachedb", command: str = "serve", port: int | None = None
     ):
         binary = cachedb_binary()
-        self.port = free_port()
+        self.port = port or free_port()
         self.uri = f"grpc://127.0.0.1:{self.port}"
         with tempfile.NamedTemporaryFile(prefix=f"{name}-", suffix=".log", delete=False) as log:
             self.log_path = log.name

@@ -67,6 +67,11 @@ class Cluster:
     workers: dict[str, CachedbProcess]
     killed: set[str]
     workdir: pathlib.Path
+    # The table's snapshot when the cluster started (later tests append to it).
+    snapshot: int
+    # How each data node was started: its arguments and environment.
+    worker_args: dict[str, list[str]]
+    env: dict[str, str]
 
     @property
     def addr(self) -> str:
@@ -75,6 +80,14 @@ class Cluster:
     def query(self, sql: str) -> pa.Table:
         with cachedb.connect(self.addr) as db:
             return db.sql(sql)
+
+    def restart(self, wid: str) -> None:
+        """Kills data node wid and starts it again at the same address: a new process, holding
+        nothing, that the head sees replace the old one."""
+        old = self.workers[wid]
+        old.proc.send_signal(signal.SIGKILL)
+        old.proc.wait()
+        self.workers[wid] = CachedbProcess(self.worker_args[wid], env=self.env, name=f"cachedb-{wid}", command="worker", port=old.port)
 
 
 @pytest.fixture(scope="module")
@@ -106,10 +119,11 @@ def cluster(minio, tmp_path_factory):
     head = CachedbProcess([*common, "--no-demo", "--suspect-after", "2s", "--heartbeat-interval", "500ms"], env=env, name="cachedb-head", command="head")
     workers: dict[str, CachedbProcess] = {}
     killed: set[str] = set()
+    worker_args = {wid: [*common, "--head", f"127.0.0.1:{head.port}", "--id", wid] for wid in WORKERS}
     try:
         for wid in WORKERS:
-            workers[wid] = CachedbProcess([*common, "--head", f"127.0.0.1:{head.port}", "--id", wid], env=env, name=f"cachedb-{wid}", command="worker")
-        c = Cluster(minio, tbl, head, workers, killed, workdir)
+            workers[wid] = CachedbProcess(worker_args[wid], env=env, name=f"cachedb-{wid}", command="worker")
+        c = Cluster(minio, tbl, head, workers, killed, workdir, tbl.current_snapshot().snapshot_id, worker_args, env)
         deadline = time.monotonic() + 15
         while c.query("SELECT count(*) AS n FROM system.nodes WHERE state = 'alive'").column("n")[0].as_py() != len(WORKERS):
             if time.monotonic() > deadline:
@@ -373,6 +387,243 @@ def test_bad_reads_fail_clearly(cluster):
             client.get_flight_info(flight.FlightDescriptor.for_command(cachedb._flight.statement_command(sql)), flight.FlightCallOptions(headers=headers))
         assert any(w in str(e.value) for w in ("dataset's definition", "batch_size", "no longer held")), str(e.value)
     assert cluster.query("SELECT count(*) AS n FROM samples").column("n")[0].as_py() == ROWS
+
+
+def ids_of(batches) -> list[int]:
+    return [i for b in batches for i in b["ride_id"].tolist()]
+
+
+def take(ds: cachedb.CacheDataset, n: int) -> list[int]:
+    """The ids of the first n batches of an iteration of ds in this process (counted as
+    consumed), leaving the iteration there."""
+    it = iter(ds)
+    return ids_of(next(it) for _ in range(n))
+
+
+# A dataset whose integer and float columns hold a few nulls: most batches have none, some do.
+NULLY_SQL = (
+    "SELECT ride_id, CASE WHEN ride_id % 211 = 0 THEN NULL ELSE label END AS label, "
+    "CASE WHEN ride_id % 223 = 0 THEN NULL ELSE f0 END AS f0, "
+    "CASE WHEN ride_id % 227 = 0 THEN NULL ELSE ride_id * 1000 END AS big, "
+    "CAST(x AS DECIMAL(12, 2)) AS money FROM ml.samples"
+)
+
+
+def test_dtypes_come_from_the_schema_in_every_batch(cluster):
+    """A column has the same dtype in every batch of every reader, whether the batch holds a
+    null or not: by default a null in an integer column is an error naming it; nulls="float"
+    and nulls="mask" give every batch float64 with NaN, or the integer dtype and a validity."""
+    strict = cachedb.CacheDataset(cluster.addr, sql=NULLY_SQL, batch_size=100, seed=1, **WINDOW)
+    with pytest.raises(ValueError, match=r"column '(label|big)' \(int\d+\) holds a null"):
+        for _ in strict:
+            pass
+    nulls_of = {c: cluster.query(f"SELECT count(*) AS n FROM {strict.dataset} WHERE {c} IS NULL").column("n")[0].as_py() for c in ("label", "big")}
+    assert all(n > 50 for n in nulls_of.values()), nulls_of
+    for nulls in ("float", "mask"):
+        dtypes = set()
+        for seed, batch in [(1, 64), (2, 100), (3, 1000)]:
+            ds = cachedb.CacheDataset(cluster.addr, sql=NULLY_SQL, batch_size=batch, seed=seed, nulls=nulls, **WINDOW)
+            clean = dirty = 0
+            invalid = {"label": 0, "big": 0}
+            for b in ds:
+                dtypes.add(tuple(sorted((k, v.dtype) for k, v in b.items())))
+                for c in invalid:
+                    missing = int(torch.isnan(b[c]).sum()) if nulls == "float" else int((~b[c + "_valid"]).sum())
+                    invalid[c] += missing
+                    if nulls == "mask":
+                        assert b[c][~b[c + "_valid"]].eq(0).all()
+                if torch.isnan(b["f0"]).any() or any(torch.isnan(b[c]).any() if nulls == "float" else not b[c + "_valid"].all() for c in invalid):
+                    dirty += 1
+                else:
+                    clean += 1
+            assert invalid == nulls_of, (nulls, seed, batch)
+            if batch < 1000:
+                assert clean and dirty, f"batches of {batch}: {clean} without nulls, {dirty} with"
+        assert len(dtypes) == 1, f"nulls={nulls}: the batches have dtypes {dtypes}"
+        # The dtypes the schema gives: its integer types, or float64 for them under "float".
+        got = dict(dtypes.pop())
+        schema = cachedb.CacheDataset(cluster.addr, sql=NULLY_SQL, batch_size=100).query
+        fields = cluster.query(schema + " LIMIT 0").schema
+        for f in fields:
+            if pa.types.is_integer(f.type):
+                assert got[f.name] == (torch.float64 if nulls == "float" else getattr(torch, str(f.type))), (nulls, f)
+            elif pa.types.is_floating(f.type) or pa.types.is_decimal(f.type):
+                assert got[f.name].is_floating_point, (nulls, f)
+
+
+def test_a_state_is_refused_by_a_reader_with_other_settings(cluster):
+    kw = dict(columns=["ride_id"], batch_size=1000, seed=3, **WINDOW)
+    full = ids_of(cachedb.CacheDataset(cluster.addr, DATASET, **kw))
+    ds = cachedb.CacheDataset(cluster.addr, DATASET, **kw)
+    seen = take(ds, 5)
+    state = ds.state_dict()
+    assert state["offset"] == 5000 and state["order_key"] == ds.order_key and len(ds.order_key) == 16
+    assert {k: state[k] for k in ("batch_size", "shares", "world_size", "seed")} == {"batch_size": 1000, "shares": "exact", "world_size": 1, "seed": 3}
+    # Batch size 999 would read 33 rows twice and never 66 (before the checks it did).
+    for change in [{"batch_size": 999}, {"seed": 4}, {"shares": "pad"}, {"shuffle": False}, {"window_rows": 2048}]:
+        other = cachedb.CacheDataset(cluster.addr, DATASET, **{**kw, **change})
+        (key,) = change
+        with pytest.raises(ValueError, match=f"saved with {key}="):
+            other.load_state_dict(state)
+    with pytest.raises(ValueError, match="rank 1"):
+        cachedb.CacheDataset(cluster.addr, DATASET, **kw, rank=1, world_size=2).load_state_dict({**state, "world_size": 2, "rank": 0})
+    same = cachedb.CacheDataset(cluster.addr, DATASET, **kw)
+    same.load_state_dict(state)
+    assert seen + ids_of(same) == full
+
+
+def test_a_state_saved_at_the_end_of_an_epoch_continues_with_the_next(cluster):
+    kw = dict(columns=["ride_id"], batch_size=500, seed=6, rank=0, world_size=2, **WINDOW)
+    ds = cachedb.CacheDataset(cluster.addr, DATASET, **kw)
+    loader = cachedb.DataLoader(ds, num_workers=2)
+    ds.set_epoch(4)
+    epoch4 = ids_of(loader)
+    state = loader.state_dict()
+    assert (state["epoch"], state["offset"]) == (5, 0)
+    fresh = cachedb.CacheDataset(cluster.addr, DATASET, **kw)
+    fresh.load_state_dict(state)
+    # The usual loop, `for epoch in range(state["epoch"], ...): set_epoch(epoch)`, reads epoch 5.
+    fresh.set_epoch(state["epoch"])
+    got = ids_of(fresh)
+    ref = cachedb.CacheDataset(cluster.addr, DATASET, **kw)
+    ref.set_epoch(5)
+    assert got == ids_of(ref) and got != epoch4
+
+
+def test_a_checkpoint_survives_a_rebuild_of_the_same_dataset(cluster):
+    """A dataset made again from the same definition (same snapshot, same partitions) has a new
+    generation and the same order: a checkpoint continues on it, and so does a reader reading
+    across the rebuild. Made into other partitions, its order differs: the checkpoint is refused."""
+    spec = {"name": "samples_rb", "table": TABLE, "columns": ["ride_id", "x"], "snapshot": str(cluster.snapshot), "partitions": 4}
+    with cachedb.connect(cluster.addr) as db:
+        first = db.load(spec)
+        kw = dict(columns=["ride_id"], batch_size=300, seed=12, prefetch=1, **WINDOW)
+        full = ids_of(cachedb.CacheDataset(cluster.addr, "samples_rb", **kw))
+        live = cachedb.CacheDataset(cluster.addr, "samples_rb", **kw)
+        it = iter(live)
+        seen = ids_of(next(it) for _ in range(10))
+        state = live.state_dict()
+        db.sql("DROP TABLE samples_rb")
+        again = db.load(spec)
+        assert again["generation"] != first["generation"] and not again["reused"]
+        # The reader that was reading continues on the new generation (its reads are pinned to
+        # the order, not the generation).
+        assert seen + ids_of(it) == full
+        fresh = cachedb.CacheDataset(cluster.addr, "samples_rb", **kw)
+        assert fresh.order_key == live.order_key and fresh.generation == again["generation"]
+        fresh.load_state_dict(state)
+        assert seen + ids_of(fresh) == full
+        db.sql("DROP TABLE samples_rb")
+        db.load({**spec, "partitions": 3})
+        other = cachedb.CacheDataset(cluster.addr, "samples_rb", **kw)
+        with pytest.raises(ValueError, match="order key"):
+            other.load_state_dict(state)
+        db.sql("DROP TABLE samples_rb")
+
+
+def test_a_job_resumes_on_another_world_size(cluster):
+    """Two ranks stopped part way (at different offsets) resume as three ranks, and as one: the
+    new ranks read exactly the rows the old ones had not, once, in shares within a row of each
+    other, in the order the old ranks would have read them. The three then stop and resume as two."""
+    kw = dict(columns=["ride_id"], batch_size=100, seed=17, **WINDOW)
+
+    def job(world: int) -> list[cachedb.CacheDataset]:
+        return [cachedb.CacheDataset(cluster.addr, DATASET, rank=r, world_size=world, **kw) for r in range(world)]
+
+    shares = [ids_of(ds) for ds in job(2)]
+    old = job(2)
+    seen = [take(old[0], 30), take(old[1], 31)]
+    states = [ds.state_dict() for ds in old]
+    assert seen == [shares[0][:3000], shares[1][:3100]]
+    left = shares[0][3000:] + shares[1][3100:]
+    for world, workers in ((3, 2), (1, 0)):
+        new = job(world)
+        got = []
+        for ds in new:
+            ds.load_state_dict(list(reversed(states)))  # any order
+            got.append(ids_of(cachedb.DataLoader(ds, num_workers=workers)))
+        assert max(map(len, got)) - min(map(len, got)) <= 1
+        assert [i for g in got for i in g] == left
+    # The three-rank job stops after 5 batches each and resumes on two ranks.
+    three = job(3)
+    for ds in three:
+        ds.load_state_dict(states)
+    firsts = [take(ds, 5) for ds in three]
+    three_states = [ds.state_dict() for ds in three]
+    assert all(s["resumed"] == [[3000, 3100]] and s["offset"] == 500 for s in three_states)
+    # Their shares are consecutive stretches of what the two ranks left.
+    shares3, at = [], 0
+    for n in [len(left) // 3 + (1 if r < len(left) % 3 else 0) for r in range(3)]:
+        shares3.append(left[at : at + n])
+        at += n
+    assert firsts == [s[:500] for s in shares3]
+    rest = [i for s in shares3 for i in s[500:]]
+    two = job(2)
+    got = []
+    for ds in two:
+        ds.load_state_dict(three_states)
+        got.append(ids_of(ds))
+    assert [i for g in got for i in g] == rest
+    with pytest.raises(ValueError, match="all 2 ranks"):
+        job(3)[0].load_state_dict(states[0])
+
+
+def test_retries_back_off_then_fail_naming_the_dataset_and_partitions(cluster, monkeypatch):
+    ds = cachedb.CacheDataset(cluster.addr, DATASET, columns=["ride_id"], batch_size=100, retries=6, retry_wait=0.5, **WINDOW)
+    assert list(ds.retry_waits()) == [0.5, 1, 2, 4, 5, 5]
+    waits: list[float] = []
+    ds._sleep = waits.append
+    real_do_get = cachedb._flight.FlightClients.do_get
+
+    def refused(self, endpoint):
+        raise flight.FlightUnavailableError("failed to connect to all addresses; last error: UNKNOWN: Connection refused")
+
+    monkeypatch.setattr(cachedb._flight.FlightClients, "do_get", refused)
+    named = r"reading partitions \d+(, \d+)* of dataset 'samples' from data node grpc://127\.0\.0\.1:\d+ failed"
+    with pytest.raises(cachedb.UnavailableError, match=named + ".*gave up after 7 attempts"):
+        next(iter(ds))
+    assert waits == [0.5, 1, 2, 4, 5, 5]
+    monkeypatch.setattr(cachedb._flight.FlightClients, "do_get", real_do_get)
+
+    def rebuilding(self, query, headers=()):
+        raise flight.FlightUnavailableError('partition 3 of dataset "samples" is being made again after a data node was lost; try again shortly')
+
+    monkeypatch.setattr(cachedb._flight.FlightClients, "flight_info", rebuilding)
+    waits.clear()
+    with pytest.raises(cachedb.UnavailableError, match=r"dataset 'samples'.*partition 3 of dataset \"samples\" is being made again"):
+        next(iter(ds))
+    assert len(waits) == 6
+
+
+def test_drop_last_that_would_empty_an_epoch_is_refused_and_reads_count_as_hits(cluster):
+    with pytest.raises(ValueError, match="drop_last"):
+        cachedb.CacheDataset(cluster.addr, DATASET, batch_size=ROWS // 3 + 1, rank=0, world_size=3, shares="drop_last")
+
+    def hits() -> int:
+        return cluster.query(f"SELECT hits FROM system.datasets WHERE name = '{DATASET}'").column("hits")[0].as_py()
+
+    before = hits()
+    ds = cachedb.CacheDataset(cluster.addr, DATASET, columns=["ride_id"], batch_size=5000, seed=2)
+    assert len(ids_of(ds)) == ROWS
+    assert hits() >= before + 2  # the reader's plan of its share, then its read
+
+
+def test_readers_wait_while_a_restarted_nodes_partitions_are_made_again(cluster):
+    """A data node restarted (a new process at the same address, holding nothing) while two
+    workers read: reads of its partitions fail as Unavailable until the head has made them
+    again; the readers wait and the epoch has every row once, in order."""
+    want = flat(read_rank(cluster, 1, 0, 2, 100, seed=19))
+    ds = cachedb.CacheDataset(cluster.addr, DATASET, columns=["ride_id", "x"], batch_size=100, seed=19, prefetch=1, **WINDOW)
+    got = []
+    for i, b in enumerate(cachedb.DataLoader(ds, num_workers=2)):
+        got.append(b["ride_id"].tolist())
+        if i == 20:
+            cluster.restart("t3")
+    assert flat(got) == want
+    deadline = time.monotonic() + 60
+    while cluster.query(f"SELECT state FROM system.datasets WHERE name = '{DATASET}'").column("state")[0].as_py() != "ready":
+        assert time.monotonic() < deadline, "the dataset was not made complete again"
+        time.sleep(0.1)
 
 
 def test_a_data_node_killed_mid_epoch(cluster):
