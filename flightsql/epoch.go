@@ -137,6 +137,10 @@ type trainingTicket struct {
 	To               int64             `json:"to,omitempty"`
 	// Resumed is EpochReader.Resumed: per earlier job, its ranks' offsets.
 	Resumed [][]int64 `json:"resumed,omitempty"`
+	// PinnedOrderKey is EpochRequest.OrderKey ("" once planned, as PinnedGeneration).
+	PinnedOrderKey string `json:"pinned_order_key,omitempty"`
+	// Partitions is EpochSlice.Partitions.
+	Partitions []int `json:"partitions,omitempty"`
 }
 
 // TicketKind makes trainingTicket the payload of ticket.Training tickets.
@@ -149,6 +153,7 @@ func newTrainingTicket(e engine.EpochSlice) trainingTicket {
 		Seed: r.Seed, Epoch: r.Epoch, Shuffle: r.Shuffle, ChunkRows: r.ChunkRows, WindowRows: r.WindowRows, PinnedGeneration: r.Generation,
 		WorldSize: rd.WorldSize, Rank: rd.Rank, NumWorkers: rd.NumWorkers, Worker: rd.Worker, BatchSize: rd.BatchSize,
 		Offset: rd.Offset, Start: rd.Start, Shares: rd.Shares, From: e.From, To: e.To,
+		PinnedOrderKey: r.OrderKey, Partitions: e.Partitions,
 	}
 	for _, p := range rd.Resumed {
 		t.Resumed = append(t.Resumed, p.Offsets)
@@ -185,9 +190,9 @@ func (t trainingTicket) slice() (engine.EpochSlice, error) {
 		resumed = append(resumed, cluster.EpochProgress{Offsets: offsets})
 	}
 	return engine.EpochSlice{
-		Dataset: t.Dataset, Generation: t.Generation, Columns: t.Columns, Names: t.Names, PartRows: t.PartRows,
+		Dataset: t.Dataset, Generation: t.Generation, Columns: t.Columns, Names: t.Names, PartRows: t.PartRows, Partitions: t.Partitions,
 		Request: engine.EpochRequest{
-			Seed: t.Seed, Epoch: t.Epoch, Shuffle: t.Shuffle, ChunkRows: t.ChunkRows, WindowRows: t.WindowRows, Generation: t.PinnedGeneration,
+			Seed: t.Seed, Epoch: t.Epoch, Shuffle: t.Shuffle, ChunkRows: t.ChunkRows, WindowRows: t.WindowRows, Generation: t.PinnedGeneration, OrderKey: t.PinnedOrderKey,
 			Reader: cluster.EpochReader{
 				WorldSize: t.WorldSize, Rank: t.Rank, NumWorkers: t.NumWorkers, Worker: t.Worker, BatchSize: t.BatchSize,
 				Offset: t.Offset, Start: t.Start, Shares: t.Shares, Resumed: resumed,

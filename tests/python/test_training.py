@@ -223,8 +223,8 @@ def test_set_epoch_and_state_dict_resume(cluster):
     fresh.set_epoch(3)
     epoch3 = flat([b["ride_id"].tolist() for b in fresh_loader])
     assert len(epoch3) == len(flat(full)) and epoch3 != flat(full)
-    with pytest.raises(ValueError, match="world_size"):
-        other = cachedb.CacheDataset(cluster.addr, DATASET, batch_size=100, seed=3, rank=0, world_size=3)
+    other = cachedb.CacheDataset(cluster.addr, DATASET, batch_size=100, seed=3, rank=0, world_size=3, **WINDOW)
+    with pytest.raises(ValueError, match="world_size 2.*give the states of all 2 ranks"):
         other.load_state_dict(state)
 
 
