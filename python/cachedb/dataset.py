@@ -38,7 +38,7 @@ except ImportError as e:  # only torch's own absence gets the hint
 
 from ._flight import FlightClients, option_headers
 from .errors import UnavailableError
-from .resume import Position, encode_resumed, resume_position, state_of
+from .resume import Position, decode_resumed, encode_resumed, resume_position, state_of
 from .tensors import Nulls, arrow_to_tensors, check_nulls, column_to_tensor
 
 __all__ = ["CacheDataset", "DataLoader", "arrow_to_tensors", "column_to_tensor", "rebatch", "to_device"]
@@ -305,12 +305,11 @@ class CacheDataset(IterableDataset):
         n = int(self._position[3])
         if n == 0:
             return []
-        text = bytes(self._resumed_text[:n].tolist()).decode()
-        return [[int(o) for o in job.split(",")] for job in text.split(";")]
+        return decode_resumed(bytes(self._resumed_text[:n].tolist()).decode())
 
     @_resumed.setter
     def _resumed(self, jobs: Sequence[Sequence[int]]) -> None:
-        text = ";".join(",".join(str(int(o)) for o in job) for job in jobs).encode()
+        text = encode_resumed(jobs).encode()
         if len(text) > self.RESUME_BYTES:
             raise ValueError(f"the earlier jobs of the epoch take {len(text)} bytes; at most {self.RESUME_BYTES}")
         self._resumed_text[: len(text)] = torch.tensor(list(text), dtype=torch.uint8)

@@ -58,6 +58,18 @@ def encode_resumed(resumed: Sequence[Sequence[int]]) -> str:
     return ";".join(jobs)
 
 
+def decode_resumed(text: str) -> List[List[int]]:
+    """The inverse of encode_resumed."""
+    jobs: List[List[int]] = []
+    for job in text.split(";") if text else []:
+        offsets: List[int] = []
+        for item in job.split(","):
+            value, _, times = item.partition("*")
+            offsets.extend([int(value)] * (int(times) if times else 1))
+        jobs.append(offsets)
+    return jobs
+
+
 def _check(state: State, reader: Mapping[str, Any]) -> None:
     """Refuses a state another reader saved: another order, or other settings."""
     if not isinstance(state, Mapping) or "epoch" not in state or "offset" not in state:

@@ -210,3 +210,47 @@ def _child_env() -> dict[str, str]:
 
     parent = str(pathlib.Path(cachedb.__file__).parent.parent)
     return {**os.environ, "PYTHONPATH": os.pathsep.join([parent, os.environ.get("PYTHONPATH", "")])}
+
+
+def test_resume_states_combine_into_the_earlier_jobs_of_an_epoch():
+    from cachedb.resume import WHOLE_SHARE, Position, decode_resumed, encode_resumed, resume_position, state_of
+
+    reader = {"dataset": "d", "generation": 2, "order_key": "k", "seed": 1, "shuffle": True, "window_rows": None, "chunk_rows": None,
+              "batch_size": 10, "shares": "exact", "world_size": 3, "rank": 0}
+
+    def state(rank, epoch, offset, complete=False, resumed=(), world=2):
+        return state_of({**reader, "world_size": world, "rank": rank}, Position(epoch, offset, resumed), complete)
+
+    for jobs in ([], [[5]], [[3000, 3000], [0, 5, 5, 5, 7]]):
+        assert decode_resumed(encode_resumed(jobs)) == jobs
+    assert encode_resumed([[3000, 3000], [0, 5, 5, 5, 7]]) == "3000*2;0,5*3,7"
+    # A finished share is the next epoch's start.
+    assert state(0, 4, 120, complete=True)["epoch"] == 5 and state(0, 4, 120, complete=True)["offset"] == 0
+    # Two ranks of a 2-rank job, in any order, resume a 3-rank job: their offsets become an earlier job.
+    assert resume_position([state(1, 4, 130), state(0, 4, 120)], reader) == Position(4, 0, [[120, 130]])
+    # One rank had finished the epoch when the other saved: it consumed its whole share.
+    assert resume_position([state(0, 4, 120), state(1, 4, 200, complete=True)], reader) == Position(4, 0, [[120, WHOLE_SHARE]])
+    # A chain: the earlier jobs of the states come first.
+    chained = [state(r, 4, 20, resumed=[[120, 130]], world=3) for r in range(3)]
+    assert resume_position(chained, {**reader, "world_size": 2}) == Position(4, 0, [[120, 130], [20, 20, 20]])
+    # On the same world size each rank takes its own, earlier jobs and all.
+    assert resume_position(chained, {**reader, "rank": 2}) == Position(4, 20, [[120, 130]])
+    all_done = [state(r, 4, 200, complete=True) for r in range(2)]
+    assert resume_position(all_done, reader) == Position(5)
+    for bad, match in [
+        ([state(0, 4, 120)], "all 2 ranks"),
+        ([state(0, 4, 120), state(0, 4, 120)], "each rank's state once"),
+        ([state(0, 4, 120), state(1, 5, 30)], "not of one moment"),
+        ([state(0, 4, 120), state(1, 4, 120, world=3)], "world sizes"),
+        ([state(0, 4, 120), {**state(1, 4, 130), "batch_size": 11}], "batch_size=11"),
+        ([state(0, 4, 120), {**state(1, 4, 130), "order_key": "other"}], "order key other"),
+        ([state(0, 4, 120, resumed=[[1, 2]]), state(1, 4, 130)], "different earlier jobs"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            resume_position(bad, reader)
+    # A state of an older client (no order key; "complete") is valid for its own generation only.
+    legacy = {"dataset": "d", "generation": 2, "seed": 1, "epoch": 3, "world_size": 3, "rank": 0, "batch_size": 10, "shares": "exact",
+              "offset": 70, "complete": True}
+    assert resume_position(legacy, reader) == Position(4)
+    with pytest.raises(ValueError, match="generation 2"):
+        resume_position(legacy, {**reader, "generation": 3})
