@@ -56,6 +56,8 @@ _TORCH_TYPES = {
 
 def check_nulls(nulls: Nulls, names: Optional[list] = None) -> None:
     """Refuses a ``nulls`` argument with an unknown choice, or naming a column not in names."""
+    if type(nulls) is str and nulls in NULL_CHOICES:
+        return
     choices = nulls.values() if isinstance(nulls, Mapping) else [nulls]
     for choice in choices:
         if choice not in NULL_CHOICES:
@@ -67,9 +69,10 @@ def check_nulls(nulls: Nulls, names: Optional[list] = None) -> None:
 
 
 def _choice(nulls: Nulls, name: str) -> str:
-    if isinstance(nulls, Mapping):
-        return nulls.get(name, "error")
-    return nulls
+    if type(nulls) is str:
+        return nulls
+    assert isinstance(nulls, Mapping)
+    return nulls.get(name, "error")
 
 
 def _share(values: pa.Array, dtype: torch.dtype) -> torch.Tensor:
@@ -113,6 +116,9 @@ def _null_error(name: str, t: pa.DataType) -> ValueError:
 def _convert(name: str, column: pa.Array, nullable: bool, choice: str) -> Tuple[Any, Optional[torch.Tensor]]:
     """One column's tensor (or list), and its validity under nulls="mask" (else None)."""
     t = column.type
+    dtype = _TORCH_TYPES.get(t)
+    if dtype is not None and column.null_count == 0 and (choice == "error" or not nullable or dtype.is_floating_point):
+        return _share(column, dtype), None  # the common case, first
     if pa.types.is_floating(t):
         return _floats(column, _TORCH_TYPES[t]), None
     if pa.types.is_decimal(t):
@@ -175,12 +181,16 @@ def arrow_to_tensors(batch: pa.RecordBatch, nulls: Nulls = "error") -> Dict[str,
     ``<name>_valid`` for each nullable integer or boolean column."""
     check_nulls(nulls)
     out: Dict[str, Any] = {}
-    for field, column in zip(batch.schema, batch.columns):
-        tensor, valid = _convert(field.name, column, field.nullable, _choice(nulls, field.name))
-        out[field.name] = tensor
+    schema = batch.schema
+    for i, (name, column) in enumerate(zip(schema.names, batch.columns)):
+        choice = _choice(nulls, name)
+        # Nullability matters only to "float" and "mask" (and reading it costs a Field object).
+        nullable = choice == "error" or schema.field(i).nullable
+        tensor, valid = _convert(name, column, nullable, choice)
+        out[name] = tensor
         if valid is not None:
-            key = field.name + VALID_SUFFIX
-            if key in batch.schema.names:
-                raise ValueError(f"nulls='mask' for column {field.name!r} would add {key!r}, which is a column of the read; rename one")
+            key = name + VALID_SUFFIX
+            if key in schema.names:
+                raise ValueError(f"nulls='mask' for column {name!r} would add {key!r}, which is a column of the read; rename one")
             out[key] = valid
     return out
