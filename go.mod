@@ -21,6 +21,7 @@ require (
 	github.com/uptrace/bun/driver/sqliteshim v1.2.18
 	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/crypto v0.55.0
 	golang.org/x/sync v0.24.0
 	golang.org/x/term v0.45.0
 	google.golang.org/grpc v1.83.2

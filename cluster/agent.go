@@ -13,7 +13,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/internal/errs"
@@ -37,6 +36,8 @@ type AgentConfig struct {
 	// Key is the cluster secret the agent signs its actions with (its current key; nil:
 	// unsigned).
 	Key *ticket.Keyring
+	// Transport reaches the head (zero: plaintext).
+	Transport Transport
 	// BootID names this process of the node (default: NewBootID()). Give the same one to
 	// NodeConfig, so node-info reports what the head was told.
 	BootID string
@@ -87,7 +88,7 @@ func NewBootID() string {
 // returns nil when ctx ends, and an error only when the head's address cannot be used at all.
 func (a *Agent) Run(ctx context.Context) error {
 	client, err := flight.NewClientWithMiddleware(a.cfg.Head, nil, nil,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(a.cfg.Transport.credentials()),
 		grpc.WithConnectParams(connectParams))
 	if err != nil {
 		return fmt.Errorf("data node %s: head address %s: %w", a.cfg.ID, a.cfg.Head, err)

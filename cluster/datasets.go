@@ -54,6 +54,8 @@ type DatasetsConfig struct {
 	Catalog *memcat.Catalog
 	// Key is the cluster secret the head signs partition tickets and node actions with.
 	Key *ticket.Keyring
+	// Transport reaches the data nodes (zero: plaintext).
+	Transport Transport
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -155,7 +157,7 @@ func NewDatasets(cfg DatasetsConfig) *Datasets {
 		cfg.Logger = slog.Default()
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	d := &Datasets{cfg: cfg, clients: newNodeClients(cfg.Key), ctx: ctx, stop: stop, sched: schedule.New(), entries: map[schedule.Key]*datasetEntry{}}
+	d := &Datasets{cfg: cfg, clients: newNodeClients(cfg.Key, cfg.Transport), ctx: ctx, stop: stop, sched: schedule.New(), entries: map[schedule.Key]*datasetEntry{}}
 	cfg.Membership.subscribe(d.nodeChanged)
 	return d
 }
@@ -650,16 +652,17 @@ func (d *Datasets) infoLocked(e *datasetEntry) DatasetInfo {
 	return info
 }
 
-// nodeClients keeps one Flight client per data node address. Its actions are signed with key,
-// the cluster secret.
+// nodeClients keeps one Flight client per data node address, each reached over transport. Its
+// actions are signed with key, the cluster secret.
 type nodeClients struct {
-	key     *ticket.Keyring
-	mu      sync.Mutex
-	clients map[string]flight.Client
+	key       *ticket.Keyring
+	transport Transport
+	mu        sync.Mutex
+	clients   map[string]flight.Client
 }
 
-func newNodeClients(key *ticket.Keyring) *nodeClients {
-	return &nodeClients{key: key, clients: map[string]flight.Client{}}
+func newNodeClients(key *ticket.Keyring, t Transport) *nodeClients {
+	return &nodeClients{key: key, transport: t, clients: map[string]flight.Client{}}
 }
 
 // client returns the client for addr, dialing it on first use.
@@ -669,7 +672,7 @@ func (c *nodeClients) client(addr string) (flight.Client, error) {
 	if cl, ok := c.clients[addr]; ok {
 		return cl, nil
 	}
-	cl, err := dialNode(addr)
+	cl, err := dialNode(addr, c.transport)
 	if err != nil {
 		return nil, err
 	}

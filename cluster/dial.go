@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"crypto/tls"
 	"fmt"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/cachedb/cachedb/internal/rpcerr"
@@ -26,11 +28,28 @@ var connectParams = grpc.ConnectParams{
 	MinConnectTimeout: 20 * time.Second,
 }
 
-// dialNode returns a Flight client of the data node at addr. The connection is made lazily and
-// re-made quickly after the node restarts.
-func dialNode(addr string) (flight.Client, error) {
+// Transport is how a process reaches the others of its cluster (the head its data nodes, a data
+// node the head and its peers): over TLS with TLS set, in plaintext without. Every process of a
+// cluster serves the same way, so one setting holds for all its peers. With TLS, the peer's
+// certificate must name the address it is dialed at (its advertised HOST:PORT); the
+// configuration's GetClientCertificate answers peers that require a client certificate.
+type Transport struct {
+	TLS *tls.Config
+}
+
+// credentials are the gRPC transport credentials of t.
+func (t Transport) credentials() credentials.TransportCredentials {
+	if t.TLS == nil {
+		return insecure.NewCredentials()
+	}
+	return credentials.NewTLS(t.TLS)
+}
+
+// dialNode returns a Flight client of the data node at addr, reached over t. The connection is
+// made lazily and re-made quickly after the node restarts.
+func dialNode(addr string, t Transport) (flight.Client, error) {
 	cl, err := flight.NewClientWithMiddleware(addr, nil, nil,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(t.credentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxPartitionMessage)),
 		grpc.WithConnectParams(connectParams))
 	if err != nil {

@@ -71,9 +71,12 @@ type Shuffles struct {
 	clients *nodeClients
 }
 
-// NewShuffles returns a fetcher signing with key's current key.
-func NewShuffles(key *ticket.Keyring) *Shuffles {
-	return &Shuffles{key: key, clients: newNodeClients(key)}
+// NewShuffles returns a fetcher signing with key's current key, reaching the nodes in plaintext.
+func NewShuffles(key *ticket.Keyring) *Shuffles { return NewShufflesOver(key, Transport{}) }
+
+// NewShufflesOver returns a fetcher signing with key's current key, reaching the nodes over t.
+func NewShufflesOver(key *ticket.Keyring, t Transport) *Shuffles {
+	return &Shuffles{key: key, clients: newNodeClients(key, t)}
 }
 
 // Fetch streams what node t.Node of t.Stage produced of bucket t.Bucket of shuffle t.Shuffle.

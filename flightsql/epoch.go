@@ -86,7 +86,7 @@ func (s *Server) epochInfo(ctx context.Context, desc *flight.FlightDescriptor, q
 		}
 		ep := &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: tk}, AppMetadata: epMeta}
 		if loc := plan.Locations[i]; loc != "" {
-			ep.Location = []*flight.Location{{Uri: "grpc://" + loc}}
+			ep.Location = []*flight.Location{{Uri: s.locationURI(loc)}}
 		}
 		info.Endpoint = append(info.Endpoint, ep)
 	}

@@ -1,6 +1,7 @@
 package flightsql
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	fsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
@@ -87,6 +89,10 @@ type Options struct {
 	// stage that gathers from the nodes) and produces training-read segments. Without it (a
 	// server alone) such tickets fail with Unavailable. The caller closes it after Shutdown.
 	Node *node.Runtime
+	// TLS, when set, is the server's TLS configuration (internal/tlsconf): every connection is
+	// encrypted, and the endpoints it hands out locate the data nodes as grpc+tls:// (the data
+	// nodes of a cluster serve TLS when the head does). Nil: plaintext.
+	TLS *tls.Config
 	// Extend, when set, wraps the Flight service before it is registered, so that another part
 	// of cachedb (cluster membership) can serve its own DoAction types on the same port. The
 	// wrapper must pass every call it does not serve to the service it wraps. Its errors pass
@@ -165,12 +171,16 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 	s.prepared = newPreparedStore(opts.MaxPreparedStatements, opts.MaxPreparedPerClient, opts.PreparedStatementIdle, func() time.Time { return s.now() })
 	s.slots = newStatementSlots(opts.MaxConcurrentPerClient)
 	s.registerSQLInfo()
-	s.grpc = grpc.NewServer(
+	serverOpts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(opts.MaxRecvBytes),
 		grpc.StatsHandler(&connTracker{ended: s.connectionEnded}),
 		grpc.ChainUnaryInterceptor(unaryInterceptor, withSessionUnary),
 		grpc.ChainStreamInterceptor(streamInterceptor, withSessionStream),
-	)
+	}
+	if opts.TLS != nil {
+		serverOpts = append(serverOpts, grpc.Creds(credentials.NewTLS(opts.TLS)))
+	}
+	s.grpc = grpc.NewServer(serverOpts...)
 	var svc flight.FlightServer = &loadService{FlightServer: stopOnSendFailure{fsql.NewFlightServerWithAllocator(s, opts.Alloc)}, s: s}
 	if opts.Extend != nil {
 		svc = opts.Extend(svc)

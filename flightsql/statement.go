@@ -280,7 +280,7 @@ func (s *Server) dataNodeInfo(ctx context.Context, desc *flight.FlightDescriptor
 		}
 		ep := &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: tk}}
 		if location != "" {
-			ep.Location = []*flight.Location{{Uri: "grpc://" + location}}
+			ep.Location = []*flight.Location{{Uri: s.locationURI(location)}}
 		}
 		info.Endpoint = append(info.Endpoint, ep)
 		return nil

@@ -33,6 +33,9 @@ type (
 		Type string `json:"type"`
 		Body []byte `json:"body"`
 	}
+	tokenP struct {
+		User string `json:"user"`
+	}
 )
 
 func (statementP) TicketKind() Kind { return Statement }
@@ -41,6 +44,7 @@ func (trainingP) TicketKind() Kind  { return Training }
 func (partitionP) TicketKind() Kind { return Partition }
 func (shuffleP) TicketKind() Kind   { return Shuffle }
 func (actionP) TicketKind() Kind    { return Action }
+func (tokenP) TicketKind() Kind     { return Token }
 
 // samples has one payload of every kind.
 var samples = []Payload{
@@ -50,6 +54,7 @@ var samples = []Payload{
 	partitionP{Dataset: "feats", Columns: []int{3, 0}},
 	shuffleP{Bucket: 7},
 	actionP{Type: "cachedb.heartbeat", Body: []byte(`{"id":"n1"}`)},
+	tokenP{User: "alice"},
 }
 
 var now = time.Unix(1_700_000_000, 123)
@@ -71,6 +76,8 @@ func decodeAs(sample Payload, o Opened) (Payload, error) {
 		return Decode[shuffleP](o)
 	case actionP:
 		return Decode[actionP](o)
+	case tokenP:
+		return Decode[tokenP](o)
 	}
 	panic("no payload type for " + sample.TicketKind().String())
 }

@@ -23,6 +23,9 @@ const (
 	Shuffle Kind = 5
 	// Action signs one internal call (a Flight DoAction) between the head and the data nodes.
 	Action Kind = 6
+	// Token is a bearer token a login was exchanged for (internal/auth), presented on every call
+	// after it to the head or a data node.
+	Token Kind = 7
 )
 
 // kinds gives every known kind its name, the version of its payload struct and what to do
@@ -39,6 +42,7 @@ var kinds = map[Kind]struct {
 	Partition: {"partition", "run the query again", 1},
 	Shuffle:   {"shuffle", "run the query again", 1},
 	Action:    {"action", "the clocks of the head and the data nodes disagree, or the call was replayed", 1},
+	Token:     {"token", "log in again", 1},
 }
 
 func (k Kind) String() string {

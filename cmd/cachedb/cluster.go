@@ -44,6 +44,7 @@ func newWorkerCommand() *cobra.Command {
 		sources                     sourceOptions
 		statementTimeout, stageIdle time.Duration
 		limits                      limitFlags
+		secFlags                    securityFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -59,6 +60,10 @@ func newWorkerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			sec, err := secFlags.resolve(listen)
+			if err != nil {
+				return err
+			}
 			cfg, err := sources.resolve()
 			if err != nil {
 				return err
@@ -68,10 +73,11 @@ func newWorkerCommand() *cobra.Command {
 				return err
 			}
 			engCfg := engine.Config{NoDemo: true, Sources: srcs, DefaultCatalog: cfg.DefaultCatalog}
-			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, stageIdle, key, statementTimeout, limits)
+			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, stageIdle, key, statementTimeout, limits, sec)
 			if err != nil {
 				return err
 			}
+			sec.warn("data node "+w.id, listen)
 			<-ctx.Done()
 			slog.Info("data node shutting down", "node", w.id, "grace", shutdownGrace)
 			stopCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
@@ -91,6 +97,7 @@ func newWorkerCommand() *cobra.Command {
 	f.DurationVar(&stageIdle, "stage-idle", node.DefaultStageIdle, stageIdleUsage)
 	sources.register(cmd)
 	limits.register(cmd)
+	secFlags.register(cmd)
 	return cmd
 }
 
@@ -108,8 +115,8 @@ type worker struct {
 // startWorker listens on listen, serves the data node's Flight server and starts its agent
 // registering with head. An empty id defaults to HOSTNAME:PORT; an empty advertise to the
 // listener's address (the hostname replacing an unspecified host). The node runs until ctx
-// ends or stop is called.
-func startWorker(ctx context.Context, listen, head, id, advertise string, cfg engine.Config, stageIdle time.Duration, key *ticket.Keyring, statementTimeout time.Duration, limits limitFlags) (*worker, error) {
+// ends or stop is called. sec protects its port and its calls to the head and its peers.
+func startWorker(ctx context.Context, listen, head, id, advertise string, cfg engine.Config, stageIdle time.Duration, key *ticket.Keyring, statementTimeout time.Duration, limits limitFlags, sec security) (*worker, error) {
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, fmt.Errorf("data node listening on %s: %w", listen, err)
@@ -129,7 +136,7 @@ func startWorker(ctx context.Context, listen, head, id, advertise string, cfg en
 		_ = lis.Close()
 		return nil, fmt.Errorf("data node %s: starting the engine: %w", id, err)
 	}
-	rt, err := node.New(node.Config{Engine: eng, Shuffles: cluster.NewShuffles(key), StageIdle: stageIdle})
+	rt, err := node.New(node.Config{Engine: eng, Shuffles: cluster.NewShufflesOver(key, sec.cluster), StageIdle: stageIdle})
 	if err != nil {
 		_ = lis.Close()
 		return nil, fmt.Errorf("data node %s: starting its runtime: %w", id, err)
@@ -137,13 +144,13 @@ func startWorker(ctx context.Context, listen, head, id, advertise string, cfg en
 	// The boot ID tells the head this process from an earlier one under the same ID.
 	bootID := cluster.NewBootID()
 	actions := cluster.NodeConfig{ID: id, Version: version, BootID: bootID, Key: key, Store: rt, Shuffles: rt}
-	srv := flightsql.NewServer(eng, limits.apply(flightsql.Options{Version: version, TicketKey: key, Node: rt, Extend: cluster.NodeActions(actions), StatementTimeout: statementTimeout}))
+	srv := flightsql.NewServer(eng, sec.apply(limits.apply(flightsql.Options{Version: version, TicketKey: key, Node: rt, Extend: cluster.NodeActions(actions), StatementTimeout: statementTimeout})))
 	w := &worker{id: id, srv: srv, rt: rt, agent: make(chan error, 1), served: make(chan error, 1)}
 	safe.Spawn("data node server", func() error { return w.srv.Serve(lis) }, func(err error) { w.served <- err })
-	slog.Info("cachedb worker listening on "+lis.Addr().String(), "node", id, "addr", advertise, "head", head, "cluster_key", key.String())
+	slog.Info("cachedb worker listening on "+lis.Addr().String(), append([]any{"node", id, "addr", advertise, "head", head, "cluster_key", key.String()}, sec.logAttrs()...)...)
 	agentCtx, cancel := context.WithCancel(ctx)
 	w.cancel = cancel
-	agent := cluster.NewAgent(cluster.AgentConfig{ID: id, Addr: advertise, Head: head, Key: key, BootID: bootID})
+	agent := cluster.NewAgent(cluster.AgentConfig{ID: id, Addr: advertise, Head: head, Key: key, BootID: bootID, Transport: sec.cluster})
 	safe.Spawn("data node agent", func() error { return agent.Run(agentCtx) }, func(err error) { w.agent <- err })
 	return w, nil
 }

@@ -13,8 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
@@ -28,6 +26,7 @@ func newLoadCommand() *cobra.Command {
 		replace    bool
 		partitions int
 		quiet      bool
+		conn       clientFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "load SPEC",
@@ -54,9 +53,14 @@ func newLoadCommand() *cobra.Command {
 			if quiet {
 				progress = io.Discard
 			}
-			return runLoad(cmd.Context(), head, spec, cmd.OutOrStdout(), progress)
+			d, err := conn.dialer()
+			if err != nil {
+				return err
+			}
+			return runLoad(cmd.Context(), d, head, spec, cmd.OutOrStdout(), progress)
 		},
 	}
+	conn.register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&head, "head", defaultAddr, "HOST:PORT of the head")
 	f.BoolVar(&replace, "replace", false, "replace a dataset of the same name made from a different definition")
@@ -94,14 +98,14 @@ func readSpec(path string, r io.Reader) (engine.DatasetSpec, error) {
 
 // runLoad sends the spec to the head, shows its progress on progress (a bar when that is a
 // terminal) and prints the dataset.
-func runLoad(ctx context.Context, head string, spec engine.DatasetSpec, out, progress io.Writer) error {
+func runLoad(ctx context.Context, d *dialer, head string, spec engine.DatasetSpec, out, progress io.Writer) error {
 	body, err := json.Marshal(spec)
 	if err != nil {
 		return err
 	}
-	cl, err := flight.NewClientWithMiddleware(head, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	cl, err := d.flight(ctx, head)
 	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", head, err)
+		return err
 	}
 	defer cl.Close()
 	stream, err := cl.DoAction(ctx, &flight.Action{Type: flightsql.ActionLoad, Body: body})

@@ -62,6 +62,7 @@ type serverFlags struct {
 	// stageIdle is node.Config.StageIdle, for the head and in-process data nodes.
 	stageIdle time.Duration
 	limits    limitFlags
+	security  securityFlags
 }
 
 func (s *serverFlags) register(cmd *cobra.Command) {
@@ -72,6 +73,7 @@ func (s *serverFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&s.noPushdown, "no-pushdown", false, "scans read whole tables (all columns, no filter pushdown): a baseline for measurements")
 	s.sources.register(cmd)
 	s.limits.register(cmd)
+	s.security.register(cmd)
 	s.secrets.register(cmd, "key the head signs tickets with and data nodes verify them with; the same on every node (prefer CACHEDB_CLUSTER_SECRET; default: random, for in-process data nodes only)")
 	f.DurationVar(&s.cluster.HeartbeatInterval, "heartbeat-interval", cluster.DefaultHeartbeatInterval, "how often data nodes are told to heartbeat")
 	f.DurationVar(&s.cluster.SuspectAfter, "suspect-after", cluster.DefaultSuspectAfter, "silence after which a data node is suspect: no new work goes to it, nothing it holds moves")
@@ -113,6 +115,10 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	if !cmd.Flags().Changed("listen") && os.Getenv(envPrefix+"LISTEN") == "" && cfg.Listen != "" {
 		listen = cfg.Listen
 	}
+	sec, err := s.security.resolve(listen)
+	if err != nil {
+		return err
+	}
 	srcs, err := openSources(ctx, cfg)
 	if err != nil {
 		return err
@@ -120,14 +126,15 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	return serve(ctx, listen, engine.Config{
 		CatalogName: s.catalog, NoDemo: s.noDemo, NoPushdown: s.noPushdown,
 		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog,
-	}, s.stageIdle, s.cluster, key, workers, s.statementTimeout, s.limits)
+	}, s.stageIdle, s.cluster, key, workers, s.statementTimeout, s.limits, sec)
 }
 
 // serve runs the head until ctx ends, then stops it gracefully: the Flight SQL server with the
 // membership actions mounted on it and the system catalog among its sources, plus workers
 // in-process data nodes registered with it over Flight. It logs the address once the listener
-// accepts connections, so a supervisor (or a test) can wait for that line.
-func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time.Duration, ccfg cluster.Config, key *ticket.Keyring, workers int, statementTimeout time.Duration, limits limitFlags) error {
+// accepts connections, so a supervisor (or a test) can wait for that line. sec protects the
+// head's port and its in-process data nodes' alike.
+func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time.Duration, ccfg cluster.Config, key *ticket.Keyring, workers int, statementTimeout time.Duration, limits limitFlags, sec security) error {
 	ccfg.OnChange = logMembership
 	members := cluster.NewMembership(ccfg)
 	// Data nodes run the same source catalogs (they read the same tables), not the head's own
@@ -136,7 +143,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time
 	// The registry attaches datasets to the head engine's own catalog, made first; it follows
 	// the membership from here on (only a loss moves data).
 	cfg.Memory = memcat.NewCatalog(cmp.Or(cfg.CatalogName, "cachedb"))
-	datasets := cluster.NewDatasets(cluster.DatasetsConfig{Membership: members, Catalog: cfg.Memory, Key: key})
+	datasets := cluster.NewDatasets(cluster.DatasetsConfig{Membership: members, Catalog: cfg.Memory, Key: key, Transport: sec.cluster})
 	defer datasets.Close()
 	cfg.Sources = append(slices.Clone(cfg.Sources), cluster.NewSystemCatalog(members, datasets))
 	cfg.Datasets = datasets
@@ -146,7 +153,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time
 		return fmt.Errorf("starting the engine: %w", err)
 	}
 	// The head runs the final stage of the distributed queries whose endpoint it is.
-	rt, err := node.New(node.Config{Engine: eng, Shuffles: cluster.NewShuffles(key), StageIdle: stageIdle})
+	rt, err := node.New(node.Config{Engine: eng, Shuffles: cluster.NewShufflesOver(key, sec.cluster), StageIdle: stageIdle})
 	if err != nil {
 		return fmt.Errorf("starting the head's node runtime: %w", err)
 	}
@@ -155,16 +162,17 @@ func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", listen, err)
 	}
-	srv := flightsql.NewServer(eng, limits.apply(flightsql.Options{
+	srv := flightsql.NewServer(eng, sec.apply(limits.apply(flightsql.Options{
 		Version: version, Extend: cluster.NewActions(members, key).Wrap, Node: rt,
 		TicketKey: key, DataNodes: func() []string { return aliveAddrs(members) },
 		ReachableNodes:   func() []string { return cluster.Addrs(cluster.ReachableNodes(members.Nodes())) },
 		StatementTimeout: statementTimeout,
-	}))
+	})))
 	served := make(chan error, 1)
 	safe.Spawn("Flight SQL server", func() error { return srv.Serve(lis) }, func(err error) { served <- err })
 	addr := lis.Addr().String()
-	slog.Info("cachedb listening on "+addr, "addr", addr, "version", version, "cluster_key", key.String())
+	sec.warn("cachedb", addr)
+	slog.Info("cachedb listening on "+addr, append([]any{"addr", addr, "version", version, "cluster_key", key.String()}, sec.logAttrs()...)...)
 
 	clusterCtx, stopCluster := context.WithCancel(ctx)
 	defer stopCluster()
@@ -174,7 +182,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time
 	}, nil)
 	var nodes []*worker
 	for range workers {
-		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "", nodeCfg, stageIdle, key, statementTimeout, limits)
+		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "", nodeCfg, stageIdle, key, statementTimeout, limits, sec)
 		if err != nil {
 			err = fmt.Errorf("starting an in-process data node: %w", err)
 			stop(nodes, srv)

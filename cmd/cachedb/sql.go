@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/cachedb/cachedb/internal/rpcerr"
 )
@@ -22,6 +19,7 @@ func newSQLCommand() *cobra.Command {
 	var (
 		connect string
 		execute string
+		conn    clientFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "sql",
@@ -34,10 +32,14 @@ func newSQLCommand() *cobra.Command {
 			"exit status is 1 when any failed.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, err := conn.dialer()
+			if err != nil {
+				return err
+			}
 			text := execute
 			if !cmd.Flags().Changed("execute") && os.Getenv(envPrefix+"EXECUTE") == "" {
 				if isTerminal(cmd.InOrStdin()) {
-					return runShell(cmd.Context(), connect, cmd.OutOrStdout(), cmd.ErrOrStderr())
+					return runShell(cmd.Context(), d, connect, cmd.OutOrStdout(), cmd.ErrOrStderr())
 				}
 				b, err := io.ReadAll(cmd.InOrStdin())
 				if err != nil {
@@ -45,9 +47,10 @@ func newSQLCommand() *cobra.Command {
 				}
 				text = string(b)
 			}
-			return runSQL(cmd.Context(), connect, splitStatements(text), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runSQL(cmd.Context(), d, connect, splitStatements(text), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
+	conn.register(cmd)
 	cmd.Flags().StringVar(&connect, "connect", defaultAddr, "HOST:PORT of the server")
 	cmd.Flags().StringVarP(&execute, "execute", "e", "", "SQL to run instead of reading stdin")
 	return cmd
@@ -63,11 +66,11 @@ func isTerminal(f any) bool {
 var errStatementsFailed = errors.New("some statements failed")
 
 // runSQL runs each statement in turn, printing results to out and failures to errOut.
-func runSQL(ctx context.Context, addr string, statements []string, out, errOut io.Writer) error {
+func runSQL(ctx context.Context, d *dialer, addr string, statements []string, out, errOut io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	sess, err := openSession(addr)
+	sess, err := openSession(ctx, d, addr)
 	if err != nil {
 		return err
 	}
@@ -99,12 +102,12 @@ type session struct {
 	nodes *nodeClients
 }
 
-func openSession(addr string) (*session, error) {
-	cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func openSession(ctx context.Context, d *dialer, addr string) (*session, error) {
+	cl, err := d.flightSQL(ctx, addr)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", addr, err)
+		return nil, err
 	}
-	return &session{cl: cl, nodes: &nodeClients{clients: map[string]*flightsql.Client{}}}, nil
+	return &session{cl: cl, nodes: &nodeClients{dialer: d, clients: map[string]*flightsql.Client{}}}, nil
 }
 
 func (s *session) close() {
@@ -187,6 +190,7 @@ func runStatement(ctx context.Context, cl *flightsql.Client, nodes *nodeClients,
 
 // nodeClients keeps one client per data node an endpoint sends the client to.
 type nodeClients struct {
+	dialer  *dialer
 	clients map[string]*flightsql.Client
 }
 
@@ -200,10 +204,9 @@ func (n *nodeClients) forEndpoint(server *flightsql.Client, ep *flight.FlightEnd
 	if cl, ok := n.clients[uri]; ok {
 		return cl, nil
 	}
-	addr := strings.TrimPrefix(strings.TrimPrefix(uri, "grpc://"), "grpc+tcp://")
-	cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	cl, err := n.dialer.location(uri)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to data node %s: %w", addr, err)
+		return nil, err
 	}
 	n.clients[uri] = cl
 	return cl, nil

@@ -35,8 +35,8 @@ Ctrl-R searches them; the history is kept in %s.
 // runShell reads statements from the terminal with line editing and history, and runs each as
 // soon as it is terminated. A failing statement prints its error and the shell goes on; the
 // shell ends on exit, quit, \q or end of input, and always returns nil for those.
-func runShell(ctx context.Context, addr string, out, errOut io.Writer) error {
-	sess, err := openSession(addr)
+func runShell(ctx context.Context, d *dialer, addr string, out, errOut io.Writer) error {
+	sess, err := openSession(ctx, d, addr)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/flightsql"
+	"github.com/cachedb/cachedb/internal/tlsconf"
+)
+
+// securityFlags are the TLS flags of the commands that serve Flight (serve, head, worker).
+type securityFlags struct {
+	cert, key, clientCA, ca string
+	insecure                bool
+}
+
+func (s *securityFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&s.cert, "tls-cert", "", "PEM certificate (chain) to serve TLS with; re-read when the file changes. It must name every address clients and the cluster dial this process at")
+	f.StringVar(&s.key, "tls-key", "", "PEM private key of --tls-cert; re-read when the file changes")
+	f.StringVar(&s.clientCA, "tls-client-ca", "", "PEM bundle of CAs: require every client (and every peer of the cluster) to present a certificate they signed (mutual TLS)")
+	f.StringVar(&s.ca, "tls-ca", "", "PEM bundle of CAs this process trusts when it dials the other processes of its cluster (default: the system's roots); it presents its own --tls-cert to them")
+	f.BoolVar(&s.insecure, "insecure", false, "serve plaintext (no TLS) on an address other than loopback")
+}
+
+// security is how a server protects its port and reaches the rest of its cluster.
+type security struct {
+	// tls is the server's configuration; nil serves plaintext.
+	tls *tls.Config
+	// cluster is how this process dials the head or the data nodes: TLS exactly when it serves
+	// TLS, since every process of a cluster serves alike.
+	cluster cluster.Transport
+}
+
+// resolve checks the flags against the address the server listens on. Plaintext is served only
+// with --insecure or on a loopback address, and logged as a warning either way.
+func (s *securityFlags) resolve(listen string) (security, error) {
+	if (s.cert == "") != (s.key == "") {
+		return security{}, fmt.Errorf("--tls-cert and --tls-key go together: give both or neither")
+	}
+	if s.cert == "" {
+		switch {
+		case s.clientCA != "":
+			return security{}, fmt.Errorf("--tls-client-ca needs --tls-cert and --tls-key: client certificates are checked in a TLS handshake")
+		case s.ca != "":
+			return security{}, fmt.Errorf("--tls-ca needs --tls-cert and --tls-key: the cluster speaks TLS only when its processes serve it")
+		case !s.insecure && !isLoopback(listen):
+			return security{}, fmt.Errorf("refusing to serve plaintext on %s, which other hosts can reach: give --tls-cert and --tls-key, or --insecure to serve plaintext anyway", listen)
+		}
+		return security{}, nil
+	}
+	if s.insecure {
+		return security{}, fmt.Errorf("--insecure and --tls-cert contradict each other: give one")
+	}
+	pair, err := tlsconf.LoadPair(s.cert, s.key, func(err error) {
+		if err != nil {
+			slog.Warn("TLS certificate changed but cannot be loaded; still serving the previous one", "err", err)
+			return
+		}
+		slog.Info("TLS certificate reloaded", "cert", s.cert)
+	})
+	if err != nil {
+		return security{}, err
+	}
+	server, err := tlsconf.Server(pair, s.clientCA)
+	if err != nil {
+		return security{}, err
+	}
+	client, err := tlsconf.Client(s.ca, pair)
+	if err != nil {
+		return security{}, err
+	}
+	return security{tls: server, cluster: cluster.Transport{TLS: client}}, nil
+}
+
+// apply sets the server's side on opts.
+func (s security) apply(opts flightsql.Options) flightsql.Options {
+	opts.TLS = s.tls
+	return opts
+}
+
+// logAttrs describe the security of a server in its "listening" line.
+func (s security) logAttrs() []any {
+	mode := "plaintext"
+	if s.tls != nil {
+		mode = "tls"
+		if s.tls.ClientAuth == tls.RequireAndVerifyClientCert {
+			mode = "mutual tls"
+		}
+	}
+	return []any{"transport", mode}
+}
+
+// warn logs, once at start, what the server leaves unprotected.
+func (s security) warn(what, addr string) {
+	if s.tls == nil {
+		slog.Warn(what+" serves plaintext: anyone who can reach "+addr+" can read and alter its traffic; give --tls-cert and --tls-key to encrypt it", "addr", addr)
+	}
+}
+
+// isLoopback reports whether a listen address (HOST:PORT) accepts connections from this host
+// only.
+func isLoopback(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

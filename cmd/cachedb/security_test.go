@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cachedb/cachedb/internal/testutil/testcerts"
+)
+
+// TestMutualTLSCluster runs a head and two workers that serve TLS and require client
+// certificates of one authority: the workers register with the head, the head places work on
+// them and they shuffle with each other, all over mutual TLS, with the same certificate pair as
+// server and client. A client that presents no certificate, or speaks plaintext, is refused.
+func TestMutualTLSCluster(t *testing.T) {
+	ca := testcerts.NewAuthority(t)
+	dir := t.TempDir()
+	node := ca.Write(t, dir, "node", "127.0.0.1")
+	client := ca.Write(t, dir, "trainer")
+	tlsArgs := []string{"--tls-cert", node.Cert, "--tls-key", node.Key, "--tls-client-ca", node.CA, "--tls-ca", node.CA}
+	warehouse, secret := "--warehouse="+t.TempDir(), "--cluster-secret=test secret"
+	head, addr := startProcess(t, listeningLine, append([]string{"head", "--listen", "127.0.0.1:0", warehouse, secret}, tlsArgs...)...)
+	defer stopServe(t, head)
+	for _, id := range []string{"w1", "w2"} {
+		w, _ := startProcess(t, workerListeningLine, append([]string{"worker", "--listen", "127.0.0.1:0", "--head", addr, "--id", id, warehouse, secret}, tlsArgs...)...)
+		defer stopServe(t, w)
+	}
+	sql := func(query string, conn ...string) (string, string, error) {
+		return runCLI(t, "", nil, append([]string{"sql", "--connect", addr, "-e", query}, conn...)...)
+	}
+	clientTLS := []string{"--tls-ca", client.CA, "--tls-cert", client.Cert, "--tls-key", client.Key}
+	// Registration is asynchronous; the bound only keeps a broken build from hanging.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out, errOut, err := sql("SELECT id, state FROM system.nodes ORDER BY id", clientTLS...)
+		if err != nil {
+			t.Fatalf("system.nodes over mutual TLS: %v\n%s", err, errOut)
+		}
+		if strings.Count(out, "alive") == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the workers never registered over TLS:\n%s", out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for query, want := range map[string]string{
+		"SELECT ride_id, city FROM demo.rides WHERE ride_id <= 40": "40 rows in set",
+		"SELECT city, count(*) FROM demo.rides GROUP BY city":      "8 rows in set",
+	} {
+		out, errOut, err := sql(query, clientTLS...)
+		if err != nil || !strings.Contains(out, want) {
+			t.Errorf("%s over mutual TLS: %v\n%s%s", query, err, out, errOut)
+		}
+	}
+	// No client certificate: the handshake fails.
+	if _, errOut, err := sql("SELECT 1", "--tls-ca", client.CA); err == nil {
+		t.Errorf("a client without a certificate was served: %s", errOut)
+	}
+	// Plaintext to a TLS port fails.
+	if _, errOut, err := sql("SELECT 1"); err == nil {
+		t.Errorf("a plaintext client was served: %s", errOut)
+	}
+}
+
+// A server serves plaintext only on loopback or with --insecure; TLS flags are checked before it
+// starts.
+func TestPlaintextNeedsLoopbackOrInsecure(t *testing.T) {
+	files := testcerts.Loopback(t)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--listen", "0.0.0.0:0"}, "refusing to serve plaintext on 0.0.0.0:0"},
+		{[]string{"worker", "--listen", ":0", "--cluster-secret=s"}, "refusing to serve plaintext on :0"},
+		{[]string{"serve", "--tls-cert", files.Cert}, "--tls-cert and --tls-key go together"},
+		{[]string{"serve", "--tls-client-ca", files.CA}, "--tls-client-ca needs --tls-cert"},
+		{[]string{"serve", "--tls-cert", files.Cert, "--tls-key", files.Key, "--insecure"}, "contradict"},
+		{[]string{"serve", "--tls-cert", files.Key, "--tls-key", files.Key}, files.Key},
+	} {
+		_, errOut, err := runCLI(t, "", nil, append(tt.args, "--no-warehouse")...)
+		if err == nil || !strings.Contains(errOut, tt.want) {
+			t.Errorf("cachedb %v: %v, stderr %q; want an error containing %q", tt.args, err, errOut, tt.want)
+		}
+	}
+	// --insecure serves plaintext on all interfaces, and says so.
+	cmd, addr, log := startProcessLog(t, listeningLine, "serve", "--listen", "0.0.0.0:0", "--insecure", "--no-warehouse")
+	defer stopServe(t, cmd)
+	if !strings.Contains(log(), "serves plaintext") {
+		t.Errorf("no plaintext warning in the log:\n%s", log())
+	}
+	if out, errOut, err := runCLI(t, "", nil, "sql", "--connect", dialable(addr), "-e", "SELECT 1 AS one"); err != nil || !strings.Contains(out, "1 row in set") {
+		t.Errorf("plaintext query: %v\n%s%s", err, out, errOut)
+	}
+}
+
+// startProcessLog is startProcess that also keeps what the process logs: log returns the lines
+// so far (those before the address line at least).
+func startProcessLog(t *testing.T, line *regexp.Regexp, args ...string) (cmd *exec.Cmd, addr string, log func() string) {
+	t.Helper()
+	cmd = exec.Command(binary, args...)
+	cmd.Env = os.Environ()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	var (
+		mu    sync.Mutex
+		lines strings.Builder
+	)
+	log = func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return lines.String()
+	}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			mu.Lock()
+			lines.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			if m := line.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case addr = <-found:
+		return cmd, addr, log
+	case <-time.After(30 * time.Second):
+		t.Fatalf("cachedb %s did not log its address within 30s:\n%s", args[0], log())
+		return nil, "", nil
+	}
+}
