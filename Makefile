@@ -16,7 +16,7 @@ FUZZ_SMOKE_TIME     ?= 1000x
 # Every fuzz target, as package:Target (go test fuzzes one target of one package at a time).
 FUZZ_TARGETS := engine:FuzzSQL engine:FuzzSQLRows \
 	flightsql:FuzzStatementTicket flightsql:FuzzNodeTicket flightsql:FuzzFlightInfoCommand \
-	flightsql:FuzzDoAction flightsql:FuzzPreparedStatement flightsql:FuzzIngest flightsql:FuzzDistributedSQL \
+	flightsql:FuzzDoAction flightsql:FuzzPreparedStatement flightsql:FuzzIngest flightsql:FuzzDistributedSQL flightsql:FuzzHandshake \
 	cluster:FuzzPartitionTicket cluster:FuzzShuffleTicket cluster/ticket:FuzzOpen
 LISTEN              ?= 127.0.0.1:32010
 # `make randomized-long`: the first seed (0: from the clock) and how long to run.

@@ -86,3 +86,21 @@ func verifyAction(ctx context.Context, key *ticket.Keyring, action *flight.Actio
 	}
 	return nil
 }
+
+// VerifyAction checks that the call in ctx carries a valid signature of action with key (nil:
+// refused), as every receiver of an internal action does. A server lets such a call through
+// without a user's login: only the processes of the cluster hold the secret.
+func VerifyAction(ctx context.Context, key *ticket.Keyring, action *flight.Action) error {
+	if key == nil {
+		return errs.Unauthenticatedf("%s: this process has no cluster secret to verify the call with", action.Type)
+	}
+	return verifyAction(ctx, key, action, time.Now())
+}
+
+// SignedAction reports whether the call in ctx claims to be an internal action (it carries the
+// cluster's signature header, valid or not), so a refusal can speak to a process of the cluster
+// rather than to a user.
+func SignedAction(ctx context.Context) bool {
+	md, _ := metadata.FromIncomingContext(ctx)
+	return len(md.Get(actionAuthHeader)) > 0
+}

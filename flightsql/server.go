@@ -13,6 +13,7 @@ import (
 
 	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
+	"github.com/cachedb/cachedb/internal/auth"
 	"github.com/cachedb/cachedb/node"
 )
 
@@ -89,6 +90,17 @@ type Options struct {
 	// stage that gathers from the nodes) and produces training-read segments. Without it (a
 	// server alone) such tickets fail with Unavailable. The caller closes it after Shutdown.
 	Node *node.Runtime
+	// Users, when set, requires every client to log in (auth.go): a Flight handshake with HTTP
+	// Basic credentials checked against Users, answered with a bearer token that every later
+	// call carries; a call without one is refused with UNAUTHENTICATED. Nil: no logins, any
+	// client may call (a bearer token, when sent, is still verified).
+	Users *auth.Users
+	// TokenTTL is how long a login's bearer token is valid (default auth.DefaultTokenTTL).
+	TokenTTL time.Duration
+	// LoginBurst and LoginEvery limit failed logins per client address: LoginBurst at once, then
+	// one more each LoginEvery (defaults auth.DefaultLoginBurst, auth.DefaultLoginEvery).
+	LoginBurst int
+	LoginEvery time.Duration
 	// TLS, when set, is the server's TLS configuration (internal/tlsconf): every connection is
 	// encrypted, and the endpoints it hands out locate the data nodes as grpc+tls:// (the data
 	// nodes of a cluster serve TLS when the head does). Nil: plaintext.
@@ -134,6 +146,12 @@ func (o Options) withDefaults() Options {
 	if o.TicketKey == nil {
 		o.TicketKey = ticket.RandomKeyring()
 	}
+	if o.LoginBurst <= 0 {
+		o.LoginBurst = auth.DefaultLoginBurst
+	}
+	if o.LoginEvery <= 0 {
+		o.LoginEvery = auth.DefaultLoginEvery
+	}
 	return o
 }
 
@@ -145,6 +163,8 @@ type Server struct {
 	eng      *engine.Engine
 	opts     Options
 	tickets  *ticket.Keyring
+	tokens   *auth.Tokens
+	logins   *auth.Limiter
 	prepared *preparedStore
 	slots    *statementSlots
 	grpc     *grpc.Server
@@ -165,6 +185,8 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 		eng:     eng,
 		opts:    opts,
 		tickets: opts.TicketKey,
+		tokens:  auth.NewTokens(opts.TicketKey, opts.TokenTTL),
+		logins:  auth.NewLimiter(opts.LoginBurst, opts.LoginEvery),
 		now:     time.Now,
 	}
 	s.BaseServer.Alloc = opts.Alloc
@@ -174,8 +196,8 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 	serverOpts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(opts.MaxRecvBytes),
 		grpc.StatsHandler(&connTracker{ended: s.connectionEnded}),
-		grpc.ChainUnaryInterceptor(unaryInterceptor, withSessionUnary),
-		grpc.ChainStreamInterceptor(streamInterceptor, withSessionStream),
+		grpc.ChainUnaryInterceptor(unaryInterceptor, s.authUnary, withSessionUnary),
+		grpc.ChainStreamInterceptor(streamInterceptor, s.authStream, withSessionStream),
 	}
 	if opts.TLS != nil {
 		serverOpts = append(serverOpts, grpc.Creds(credentials.NewTLS(opts.TLS)))
@@ -185,6 +207,7 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 	if opts.Extend != nil {
 		svc = opts.Extend(svc)
 	}
+	svc = &authService{FlightServer: svc, s: s}
 	s.service = svc
 	flight.RegisterFlightServiceServer(s.grpc, svc)
 	return s

@@ -39,7 +39,7 @@ func newRootCommand() *cobra.Command {
 			return flagsFromEnv(cmd.Flags(), os.LookupEnv)
 		},
 	}
-	root.AddCommand(newServeCommand(), newHeadCommand(), newWorkerCommand(), newSQLCommand(), newLoadCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), newHeadCommand(), newWorkerCommand(), newSQLCommand(), newLoadCommand(), newHashPasswordCommand(), newVersionCommand())
 	return root
 }
 

@@ -6,18 +6,23 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/flightsql"
+	"github.com/cachedb/cachedb/internal/auth"
 	"github.com/cachedb/cachedb/internal/tlsconf"
 )
 
-// securityFlags are the TLS flags of the commands that serve Flight (serve, head, worker).
+// securityFlags are the TLS and login flags of the commands that serve Flight (serve, head,
+// worker).
 type securityFlags struct {
 	cert, key, clientCA, ca string
 	insecure                bool
+	users                   string
+	tokenTTL                time.Duration
 }
 
 func (s *securityFlags) register(cmd *cobra.Command) {
@@ -27,6 +32,8 @@ func (s *securityFlags) register(cmd *cobra.Command) {
 	f.StringVar(&s.clientCA, "tls-client-ca", "", "PEM bundle of CAs: require every client (and every peer of the cluster) to present a certificate they signed (mutual TLS)")
 	f.StringVar(&s.ca, "tls-ca", "", "PEM bundle of CAs this process trusts when it dials the other processes of its cluster (default: the system's roots); it presents its own --tls-cert to them")
 	f.BoolVar(&s.insecure, "insecure", false, "serve plaintext (no TLS) on an address other than loopback")
+	f.StringVar(&s.users, "users", "", "YAML or JSON file of the users who may log in (name, bcrypt password_hash, roles: reader, writer, admin); without it no login is required. Give every process of a cluster the same file")
+	f.DurationVar(&s.tokenTTL, "token-ttl", auth.DefaultTokenTTL, "how long the bearer token of a login is valid; clients log in again after it")
 }
 
 // security is how a server protects its port and reaches the rest of its cluster.
@@ -36,11 +43,31 @@ type security struct {
 	// cluster is how this process dials the head or the data nodes: TLS exactly when it serves
 	// TLS, since every process of a cluster serves alike.
 	cluster cluster.Transport
+	// users may log in; nil requires no login.
+	users    *auth.Users
+	tokenTTL time.Duration
 }
 
 // resolve checks the flags against the address the server listens on. Plaintext is served only
 // with --insecure or on a loopback address, and logged as a warning either way.
 func (s *securityFlags) resolve(listen string) (security, error) {
+	sec, err := s.resolveTLS(listen)
+	if err != nil {
+		return security{}, err
+	}
+	if s.tokenTTL <= 0 {
+		return security{}, fmt.Errorf("--token-ttl %s: want a positive duration", s.tokenTTL)
+	}
+	sec.tokenTTL = s.tokenTTL
+	if s.users != "" {
+		if sec.users, err = auth.LoadUsers(s.users); err != nil {
+			return security{}, err
+		}
+	}
+	return sec, nil
+}
+
+func (s *securityFlags) resolveTLS(listen string) (security, error) {
 	if (s.cert == "") != (s.key == "") {
 		return security{}, fmt.Errorf("--tls-cert and --tls-key go together: give both or neither")
 	}
@@ -82,6 +109,8 @@ func (s *securityFlags) resolve(listen string) (security, error) {
 // apply sets the server's side on opts.
 func (s security) apply(opts flightsql.Options) flightsql.Options {
 	opts.TLS = s.tls
+	opts.Users = s.users
+	opts.TokenTTL = s.tokenTTL
 	return opts
 }
 
@@ -94,13 +123,20 @@ func (s security) logAttrs() []any {
 			mode = "mutual tls"
 		}
 	}
-	return []any{"transport", mode}
+	logins := "none required"
+	if s.users != nil {
+		logins = fmt.Sprintf("%d users", len(s.users.Names()))
+	}
+	return []any{"transport", mode, "logins", logins}
 }
 
 // warn logs, once at start, what the server leaves unprotected.
 func (s security) warn(what, addr string) {
 	if s.tls == nil {
 		slog.Warn(what+" serves plaintext: anyone who can reach "+addr+" can read and alter its traffic; give --tls-cert and --tls-key to encrypt it", "addr", addr)
+	}
+	if s.users == nil {
+		slog.Warn(what+" requires no login: anyone who can reach "+addr+" can query, change and drop tables and datasets; give --users to require one", "addr", addr)
 	}
 }
 

@@ -2,14 +2,18 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/cachedb/cachedb/internal/testutil/testcerts"
 )
@@ -148,5 +152,59 @@ func startProcessLog(t *testing.T, line *regexp.Regexp, args ...string) (cmd *ex
 	case <-time.After(30 * time.Second):
 		t.Fatalf("cachedb %s did not log its address within 30s:\n%s", args[0], log())
 		return nil, "", nil
+	}
+}
+
+// writeUsers writes a users file of reader, writer and admin, whose passwords are their names
+// followed by "-pw", hashed by `cachedb hash-password` at bcrypt's lowest cost.
+func writeUsers(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("users:\n")
+	for _, name := range []string{"reader", "writer", "admin"} {
+		out, errOut, err := runCLI(t, name+"-pw\n", nil, "hash-password", "--cost", "4")
+		if err != nil {
+			t.Fatalf("hash-password: %v\n%s", err, errOut)
+		}
+		hash := strings.TrimSpace(out)
+		if bcrypt.CompareHashAndPassword([]byte(hash), []byte(name+"-pw")) != nil || strings.Contains(out, name+"-pw") {
+			t.Fatalf("hash-password printed %q", out)
+		}
+		fmt.Fprintf(&b, "  - name: %s\n    password_hash: %q\n    roles: [%s]\n", name, hash, name)
+	}
+	path := filepath.Join(t.TempDir(), "users.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestLoginsOverTLS serves with two in-process data nodes, TLS and a users file: `cachedb sql`
+// logs in over TLS and reads a query's endpoints from the data nodes with the head's token; a
+// client without a login, or with a wrong password, is refused.
+func TestLoginsOverTLS(t *testing.T) {
+	certs := testcerts.Loopback(t)
+	users := writeUsers(t)
+	cmd, addr, log := startProcessLog(t, listeningLine, "serve", "--listen", "127.0.0.1:0", "--warehouse", t.TempDir(), "--workers", "2",
+		"--tls-cert", certs.Cert, "--tls-key", certs.Key, "--users", users)
+	defer stopServe(t, cmd)
+	if !strings.Contains(log(), `logins="3 users"`) || strings.Contains(log(), "requires no login") {
+		t.Errorf("the log does not say logins are required:\n%s", log())
+	}
+	sql := func(query, password string, args ...string) (string, string, error) {
+		return runCLI(t, "", []string{"CACHEDB_PASSWORD=" + password}, append([]string{"sql", "--connect", addr, "--tls-ca", certs.CA, "-e", query}, args...)...)
+	}
+	// Divided over the data nodes: the client redeems tickets there with its token.
+	out, errOut, err := sql("SELECT ride_id, city FROM demo.rides WHERE ride_id <= 40", "reader-pw", "--user", "reader")
+	if err != nil || !strings.Contains(out, "40 rows in set") {
+		t.Errorf("logged-in query: %v\n%s%s", err, out, errOut)
+	}
+	out, errOut, err = sql("SELECT 1", "")
+	if err == nil || !strings.Contains(errOut, "Unauthenticated") {
+		t.Errorf("without a login: %v\n%s%s", err, out, errOut)
+	}
+	out, errOut, err = sql("SELECT 1", "not-the-pw", "--user", "reader")
+	if err == nil || !strings.Contains(errOut, "Unauthenticated") || strings.Contains(errOut, "not-the-pw") {
+		t.Errorf("a wrong password: %v\n%s%s", err, out, errOut)
 	}
 }

@@ -74,7 +74,7 @@ func ParseUsers(data []byte) (*Users, error) {
 		return nil, errors.New("no users: list them under users: (name, password_hash, roles)")
 	}
 	u := &Users{byName: map[string]user{}}
-	maxCost := bcrypt.DefaultCost
+	maxCost := bcrypt.MinCost
 	for i, e := range f.Users {
 		where := fmt.Sprintf("users[%d]", i)
 		if e.Name == "" {

@@ -1,0 +1,91 @@
+package flightsql
+
+import (
+	"context"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/cachedb/cachedb/internal/auth"
+	"github.com/cachedb/cachedb/internal/errs"
+)
+
+// Authentication. With Options.Users a client logs in once, in a Flight handshake carrying
+// "authorization: Basic base64(user:password)", and is answered with "authorization: Bearer
+// TOKEN" in the response headers (what ADBC, the JDBC driver and pyarrow's
+// authenticate_basic_token do); every later call carries that header. Tokens are sealed with the
+// cluster secret (internal/auth), so a data node verifies those its head issued.
+//
+// The interceptors (authUnary, authStream) run before any handler: a call with a bearer token
+// runs as its principal (principalFrom); one with a token that does not verify is refused with
+// UNAUTHENTICATED. Without credentials, a server with Users refuses every call but three, which
+// prove themselves in authService: the handshake, DoGet of a ticket the cluster signed for
+// another process (partition, shuffle), and DoAction of an action signed with the cluster secret
+// (membership, datasets, cancel). A server without Users accepts calls without credentials, as
+// cachedb did before logins existed.
+
+// Full names of the Flight methods the authentication treats apart.
+const (
+	methodHandshake = "/arrow.flight.protocol.FlightService/Handshake"
+	methodDoGet     = "/arrow.flight.protocol.FlightService/DoGet"
+	methodDoAction  = "/arrow.flight.protocol.FlightService/DoAction"
+)
+
+type principalKey struct{}
+
+// principalFrom returns the user a call runs as; ok is false for a call without a login.
+func principalFrom(ctx context.Context) (auth.Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(auth.Principal)
+	return p, ok
+}
+
+// requireLogin is the error of a call that needs a user and has none.
+func requireLogin() error {
+	return errs.Unauthenticatedf("log in first: this server requires a user name and password (a Flight handshake with HTTP Basic credentials: ADBC and JDBC username and password, cachedb sql --user)")
+}
+
+// authenticate returns ctx carrying the principal of the call's bearer token, ctx itself for a
+// call without credentials that may proceed, or an Unauthenticated error.
+func (s *Server) authenticate(ctx context.Context, method string) (context.Context, error) {
+	if method == methodHandshake {
+		return ctx, nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	values := md.Get(auth.Header)
+	if len(values) == 0 {
+		if s.opts.Users == nil || method == methodDoGet || method == methodDoAction {
+			return ctx, nil
+		}
+		return nil, requireLogin()
+	}
+	if len(values) > 1 {
+		return nil, errs.Unauthenticatedf("the call carries %d authorization headers; send one", len(values))
+	}
+	scheme, credentials := auth.SplitAuthorization(values[0])
+	if !strings.EqualFold(scheme, auth.SchemeBearer) {
+		// The scheme is not quoted: a client that sent a bare password would see it echoed.
+		return nil, errs.Unauthenticatedf("a call takes a Bearer token (the handshake's answer), not other authorization")
+	}
+	p, err := s.tokens.Verify(credentials, s.now())
+	if err != nil {
+		return nil, err
+	}
+	return context.WithValue(ctx, principalKey{}, p), nil
+}
+
+func (s *Server) authUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	ctx, err := s.authenticate(ctx, info.FullMethod)
+	if err != nil {
+		return nil, err
+	}
+	return handler(ctx, req)
+}
+
+func (s *Server) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	ctx, err := s.authenticate(ss.Context(), info.FullMethod)
+	if err != nil {
+		return err
+	}
+	return handler(srv, &sessionServerStream{ServerStream: ss, ctx: ctx})
+}
