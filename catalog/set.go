@@ -347,3 +347,7 @@ func (s *Set) DropView(ctx context.Context, name string, ifExists bool) error {
 	}
 	return errs.Unsupportedf("catalog %s does not store views", s.primary.Name())
 }
+
+// PinnedInPrimary reports whether a version Pins recorded is of a table of the primary catalog
+// (a dataset) rather than of a source catalog's table.
+func PinnedInPrimary(version string) bool { return strings.HasPrefix(version, primaryPin) }

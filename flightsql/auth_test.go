@@ -185,58 +185,7 @@ func TestEveryCallNeedsALogin(t *testing.T) {
 		t.Fatal(err)
 	}
 	query := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: mustCommand(t, "SELECT 1")}
-	for name, call := range map[string]func() error{
-		"Handshake without credentials": func() error {
-			s, err := cl.Handshake(ctx)
-			if err != nil {
-				return err
-			}
-			_ = s.CloseSend()
-			_, err = s.Recv()
-			return err
-		},
-		"ListFlights": func() error { return recvErr(cl.ListFlights(ctx, &flight.Criteria{})) },
-		"GetFlightInfo": func() error {
-			_, err := cl.GetFlightInfo(ctx, query)
-			return err
-		},
-		"PollFlightInfo": func() error {
-			_, err := cl.PollFlightInfo(ctx, query)
-			return err
-		},
-		"GetSchema": func() error {
-			_, err := cl.GetSchema(ctx, query)
-			return err
-		},
-		"DoGet of a logged-in user's ticket": func() error { return recvErr(cl.DoGet(ctx, info.Endpoint[0].Ticket)) },
-		"DoGet of a metadata command":        func() error { return recvErr(cl.DoGet(ctx, &flight.Ticket{Ticket: query.Cmd})) },
-		"DoPut": func() error {
-			s, err := cl.DoPut(ctx)
-			if err != nil {
-				return err
-			}
-			_ = s.Send(&flight.FlightData{FlightDescriptor: query})
-			_, err = s.Recv()
-			return err
-		},
-		"DoExchange": func() error {
-			s, err := cl.DoExchange(ctx)
-			if err != nil {
-				return err
-			}
-			_ = s.Send(&flight.FlightData{FlightDescriptor: query})
-			_, err = s.Recv()
-			return err
-		},
-		"DoAction CreatePreparedStatement": func() error {
-			return recvErr(cl.DoAction(ctx, &flight.Action{Type: fsql.CreatePreparedStatementActionType}))
-		},
-		"DoAction load": func() error { return recvErr(cl.DoAction(ctx, &flight.Action{Type: ActionLoad, Body: []byte(`{}`)})) },
-		"DoAction claiming the cluster": func() error {
-			return recvErr(cl.DoAction(metadata.AppendToOutgoingContext(ctx, "cachedb-cluster-auth", "forged"), &flight.Action{Type: "cachedb.register", Body: []byte(`{}`)}))
-		},
-		"ListActions": func() error { return recvErr(cl.ListActions(ctx, &flight.Empty{})) },
-	} {
+	for name, call := range everyCall(ctx, cl, info.Endpoint[0].Ticket) {
 		wantStatus(t, name, call(), codes.Unauthenticated)
 	}
 	// A token that does not verify is refused on any call, the handshake aside.
@@ -331,6 +280,64 @@ func TestNoSecretInLogsOrErrors(t *testing.T) {
 		if strings.Contains(log, secret) {
 			t.Errorf("the log holds a secret (%.10s…):\n%s", secret, log)
 		}
+	}
+}
+
+// everyCall makes each Flight RPC once over cl, with the credentials ctx carries: issued is a
+// statement ticket a logged-in user was handed.
+func everyCall(ctx context.Context, cl flight.Client, issued *flight.Ticket) map[string]func() error {
+	query := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: anyCmd(&pb.CommandStatementQuery{Query: "SELECT 1"})}
+	return map[string]func() error{
+		"Handshake without credentials": func() error {
+			s, err := cl.Handshake(ctx)
+			if err != nil {
+				return err
+			}
+			_ = s.CloseSend()
+			_, err = s.Recv()
+			return err
+		},
+		"ListFlights": func() error { return recvErr(cl.ListFlights(ctx, &flight.Criteria{})) },
+		"GetFlightInfo": func() error {
+			_, err := cl.GetFlightInfo(ctx, query)
+			return err
+		},
+		"PollFlightInfo": func() error {
+			_, err := cl.PollFlightInfo(ctx, query)
+			return err
+		},
+		"GetSchema": func() error {
+			_, err := cl.GetSchema(ctx, query)
+			return err
+		},
+		"DoGet of a logged-in user's ticket": func() error { return recvErr(cl.DoGet(ctx, issued)) },
+		"DoGet of a metadata command":        func() error { return recvErr(cl.DoGet(ctx, &flight.Ticket{Ticket: query.Cmd})) },
+		"DoPut": func() error {
+			s, err := cl.DoPut(ctx)
+			if err != nil {
+				return err
+			}
+			_ = s.Send(&flight.FlightData{FlightDescriptor: query})
+			_, err = s.Recv()
+			return err
+		},
+		"DoExchange": func() error {
+			s, err := cl.DoExchange(ctx)
+			if err != nil {
+				return err
+			}
+			_ = s.Send(&flight.FlightData{FlightDescriptor: query})
+			_, err = s.Recv()
+			return err
+		},
+		"DoAction CreatePreparedStatement": func() error {
+			return recvErr(cl.DoAction(ctx, &flight.Action{Type: fsql.CreatePreparedStatementActionType}))
+		},
+		"DoAction load": func() error { return recvErr(cl.DoAction(ctx, &flight.Action{Type: ActionLoad, Body: []byte(`{}`)})) },
+		"DoAction claiming the cluster": func() error {
+			return recvErr(cl.DoAction(metadata.AppendToOutgoingContext(ctx, "cachedb-cluster-auth", "forged"), &flight.Action{Type: "cachedb.register", Body: []byte(`{}`)}))
+		},
+		"ListActions": func() error { return recvErr(cl.ListActions(ctx, &flight.Empty{})) },
 	}
 }
 

@@ -76,7 +76,9 @@ func (s *Server) epochInfo(ctx context.Context, desc *flight.FlightDescriptor, q
 	}
 	expires := s.now().Add(s.opts.TicketTTL)
 	for i, seg := range plan.Segments {
-		tk, err := s.sealTicket(expires, newTrainingTicket(seg))
+		tt := newTrainingTicket(seg)
+		tt.User = userOf(ctx)
+		tk, err := s.sealTicket(expires, tt)
 		if err != nil {
 			return nil, err
 		}
@@ -141,6 +143,8 @@ type trainingTicket struct {
 	PinnedOrderKey string `json:"pinned_order_key,omitempty"`
 	// Partitions is EpochSlice.Partitions.
 	Partitions []int `json:"partitions,omitempty"`
+	// User is the login the ticket was issued to ("" without one); only that user redeems it.
+	User string `json:"user,omitempty"`
 }
 
 // TicketKind makes trainingTicket the payload of ticket.Training tickets.

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cachedb/cachedb/engine"
+	"github.com/cachedb/cachedb/internal/auth"
 	"github.com/cachedb/cachedb/internal/errs"
 )
 
@@ -25,6 +26,9 @@ import (
 // in Options.MaxRecvBytes. Temporary tables, transactions and backend options are refused.
 func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd fsql.StatementIngest, rdr flight.MessageReader) (int64, error) {
 	if err := noTransaction(cmd.GetTransactionId()); err != nil {
+		return 0, err
+	}
+	if err := s.authorize(ctx, auth.Writer, "bulk ingest"); err != nil {
 		return 0, err
 	}
 	req, err := ingestRequest(cmd)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
+	"github.com/cachedb/cachedb/internal/auth"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/internal/rpcerr"
 )
@@ -51,6 +52,9 @@ type loadService struct {
 func (l *loadService) DoAction(action *flight.Action, stream flight.FlightService_DoActionServer) error {
 	if action.Type != ActionLoad {
 		return l.FlightServer.DoAction(action, stream)
+	}
+	if err := l.s.authorize(stream.Context(), auth.Admin, "loading a dataset"); err != nil {
+		return rpcerr.ToStatus(err)
 	}
 	if len(action.Body) > maxLoadBody {
 		return rpcerr.ToStatus(errs.Invalidf("%s: the spec is %d bytes, more than %d", ActionLoad, len(action.Body), maxLoadBody))

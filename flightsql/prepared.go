@@ -70,6 +70,9 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd fsql.Pr
 	if err != nil {
 		return nil, err
 	}
+	if err := s.authorizePrepared(ctx, ps); err != nil {
+		return nil, err
+	}
 	rows, err := ps.boundRows()
 	if err != nil {
 		return nil, err
@@ -134,6 +137,9 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd fsql.PreparedSt
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := s.authorizePrepared(ctx, ps); err != nil {
+		return nil, nil, err
+	}
 	rows, err := ps.boundRows()
 	if err != nil {
 		return nil, nil, err
@@ -176,6 +182,9 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd fsql.PreparedSt
 func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd fsql.PreparedStatementUpdate, rdr flight.MessageReader) (int64, error) {
 	ps, err := s.prepared.get(cmd.GetPreparedStatementHandle())
 	if err != nil {
+		return 0, err
+	}
+	if err := s.authorizePrepared(ctx, ps); err != nil {
 		return 0, err
 	}
 	release, err := s.slots.acquire(ctx)

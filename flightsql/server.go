@@ -101,6 +101,10 @@ type Options struct {
 	// one more each LoginEvery (defaults auth.DefaultLoginBurst, auth.DefaultLoginEvery).
 	LoginBurst int
 	LoginEvery time.Duration
+	// DataNode makes the server a data node's: it serves the tickets its head signs and the
+	// cluster's signed actions, and refuses every other call, a client's statements above all,
+	// with PERMISSION_DENIED (data_node.go).
+	DataNode bool
 	// TLS, when set, is the server's TLS configuration (internal/tlsconf): every connection is
 	// encrypted, and the endpoints it hands out locate the data nodes as grpc+tls:// (the data
 	// nodes of a cluster serve TLS when the head does). Nil: plaintext.
@@ -206,6 +210,9 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 	var svc flight.FlightServer = &loadService{FlightServer: stopOnSendFailure{fsql.NewFlightServerWithAllocator(s, opts.Alloc)}, s: s}
 	if opts.Extend != nil {
 		svc = opts.Extend(svc)
+	}
+	if opts.DataNode {
+		svc = &dataNodeService{FlightServer: svc, keys: opts.TicketKey}
 	}
 	svc = &authService{FlightServer: svc, s: s}
 	s.service = svc

@@ -60,6 +60,9 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 	}
 	st := newStage(prep.SQL, session, prep.Pins, s.now().Add(s.opts.TicketTTL))
 	if !prep.IsQuery {
+		if err := s.authorizeStatement(ctx, query); err != nil {
+			return nil, err
+		}
 		if _, err := s.runUpdate(ctx, query, nil); err != nil {
 			return nil, err
 		}
@@ -68,7 +71,7 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 	if info, err := s.dataNodeInfo(ctx, desc, prep.Schema, st); info != nil || err != nil {
 		return info, err
 	}
-	return s.flightInfo(desc, prep.Schema, st.Expires, statementTicket{Stage: st})
+	return s.flightInfo(desc, prep.Schema, st.Expires, statementTicket{Stage: st, User: userOf(ctx)})
 }
 
 // newStage is a statement ticket's query: sqlText in session at pins, expiring at expires; a
@@ -118,6 +121,9 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 		if err != nil {
 			return nil, nil, err
 		}
+		if err := checkTicketUser(ctx, tt.User); err != nil {
+			return nil, nil, err
+		}
 		slice, err := tt.slice()
 		if err != nil {
 			return nil, nil, err
@@ -134,6 +140,9 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 	}
 	t, err := ticket.Decode[statementTicket](opened)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkTicketUser(ctx, t.User); err != nil {
 		return nil, nil, err
 	}
 	t.Stage.Expires = opened.Expires
@@ -185,6 +194,9 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd fsql.State
 	defer release()
 	ctx, done := s.statementContext(ctx)
 	defer done()
+	if err := s.authorizeStatement(ctx, cmd.GetQuery()); err != nil {
+		return 0, err
+	}
 	return s.runUpdate(ctx, cmd.GetQuery(), nil)
 }
 
@@ -274,7 +286,7 @@ func (s *Server) dataNodeInfo(ctx context.Context, desc *flight.FlightDescriptor
 		TotalBytes:       -1,
 	}
 	addEndpoint := func(self int, location string) error {
-		tk, err := s.sealTicket(st.Expires, statementTicket{Stage: st, Self: self})
+		tk, err := s.sealTicket(st.Expires, statementTicket{Stage: st, Self: self, User: userOf(ctx)})
 		if err != nil {
 			return err
 		}

@@ -24,6 +24,8 @@ type statementTicket struct {
 	// without, DoGet runs the whole query here.
 	Stage cluster.Stage `json:"stage"`
 	Self  int           `json:"self,omitempty"`
+	// User is the login the ticket was issued to ("" without one); only that user redeems it.
+	User string `json:"user,omitempty"`
 }
 
 // TicketKind makes statementTicket the payload of ticket.Statement tickets.

@@ -186,13 +186,28 @@ func TestLoginsOverTLS(t *testing.T) {
 	certs := testcerts.Loopback(t)
 	users := writeUsers(t)
 	cmd, addr, log := startProcessLog(t, listeningLine, "serve", "--listen", "127.0.0.1:0", "--warehouse", t.TempDir(), "--workers", "2",
-		"--tls-cert", certs.Cert, "--tls-key", certs.Key, "--users", users)
+		"--tls-cert", certs.Cert, "--tls-key", certs.Key, "--tls-ca", certs.CA, "--users", users)
 	defer stopServe(t, cmd)
 	if !strings.Contains(log(), `logins="3 users"`) || strings.Contains(log(), "requires no login") {
 		t.Errorf("the log does not say logins are required:\n%s", log())
 	}
 	sql := func(query, password string, args ...string) (string, string, error) {
 		return runCLI(t, "", []string{"CACHEDB_PASSWORD=" + password}, append([]string{"sql", "--connect", addr, "--tls-ca", certs.CA, "-e", query}, args...)...)
+	}
+	// Registration is asynchronous; the bound only keeps a broken build from hanging.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out, errOut, err := sql("SELECT id FROM system.nodes WHERE state = 'alive'", "reader-pw", "--user", "reader")
+		if err != nil {
+			t.Fatalf("system.nodes: %v\n%s", err, errOut)
+		}
+		if strings.Contains(out, "2 rows in set") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the data nodes never registered:\n%s", out)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	// Divided over the data nodes: the client redeems tickets there with its token.
 	out, errOut, err := sql("SELECT ride_id, city FROM demo.rides WHERE ride_id <= 40", "reader-pw", "--user", "reader")
@@ -206,5 +221,34 @@ func TestLoginsOverTLS(t *testing.T) {
 	out, errOut, err = sql("SELECT 1", "not-the-pw", "--user", "reader")
 	if err == nil || !strings.Contains(errOut, "Unauthenticated") || strings.Contains(errOut, "not-the-pw") {
 		t.Errorf("a wrong password: %v\n%s%s", err, out, errOut)
+	}
+
+	// Roles: a writer changes memory tables but makes and drops no dataset; an admin does.
+	as := func(user, query, want string) {
+		t.Helper()
+		out, errOut, _ := sql(query, user+"-pw", "--user", user)
+		if !strings.Contains(out+errOut, want) {
+			t.Errorf("%s: %s: want %q in\n%s%s", user, query, want, out, errOut)
+		}
+	}
+	const ctas = "CREATE TABLE ds AS SELECT ride_id, city FROM demo.rides WHERE ride_id <= 1000"
+	as("writer", "CREATE TABLE m (x BIGINT); INSERT INTO m VALUES (1)", "1 rows affected")
+	as("reader", "INSERT INTO m VALUES (2)", "ERROR (PermissionDenied)")
+	as("writer", ctas, "ERROR (PermissionDenied): making or dropping a dataset needs the admin role")
+	as("admin", ctas, "1000 rows affected")
+	as("reader", "SELECT count(*) AS n FROM ds", "| 1000 |")
+	as("writer", "DROP TABLE ds", "ERROR (PermissionDenied)")
+	as("admin", "DROP TABLE ds", "Query OK")
+	spec := filepath.Join(t.TempDir(), "spec.yaml")
+	if err := os.WriteFile(spec, []byte("name: feats\ntable: demo.rides\ncolumns: [ride_id]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err = runCLI(t, "", []string{"CACHEDB_PASSWORD=writer-pw"}, "load", "--head", addr, "--tls-ca", certs.CA, "--user", "writer", "-q", spec)
+	if err == nil || !strings.Contains(errOut, "PermissionDenied") {
+		t.Errorf("a writer's load: %v\n%s%s", err, out, errOut)
+	}
+	out, errOut, err = runCLI(t, "", []string{"CACHEDB_PASSWORD=admin-pw"}, "load", "--head", addr, "--tls-ca", certs.CA, "--user", "admin", "-q", spec)
+	if err != nil || !strings.Contains(out, "dataset feats materialized") {
+		t.Errorf("an admin's load: %v\n%s%s", err, out, errOut)
 	}
 }

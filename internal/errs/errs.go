@@ -29,9 +29,12 @@ const (
 	// Unavailable is a part of the cluster that cannot be reached right now (a data node that
 	// was lost, a partition being rebuilt): the same request may succeed when retried.
 	Unavailable
-	// Unauthenticated is a call that did not prove it comes from the cluster (a missing or
-	// wrong signature with the cluster secret).
+	// Unauthenticated is a call that did not prove who makes it: no login or an invalid token
+	// from a client, a missing or wrong signature with the cluster secret from a process.
 	Unauthenticated
+	// PermissionDenied is a call whose caller is known but may not do what it asks (a reader
+	// writing, a client's statement sent to a data node).
+	PermissionDenied
 )
 
 func (c Category) String() string {
@@ -52,6 +55,8 @@ func (c Category) String() string {
 		return "unavailable"
 	case Unauthenticated:
 		return "unauthenticated"
+	case PermissionDenied:
+		return "permission denied"
 	default:
 		return "internal"
 	}
@@ -95,10 +100,13 @@ func Exhaustedf(format string, args ...any) error { return newf(ResourceExhauste
 // Unavailablef returns an Unavailable error: retrying later may succeed.
 func Unavailablef(format string, args ...any) error { return newf(Unavailable, format, args...) }
 
-// Unauthenticatedf reports a call that did not prove it comes from the cluster.
+// Unauthenticatedf reports a call that did not prove who makes it.
 func Unauthenticatedf(format string, args ...any) error {
 	return newf(Unauthenticated, format, args...)
 }
+
+// Deniedf reports a caller that may not do what it asks.
+func Deniedf(format string, args ...any) error { return newf(PermissionDenied, format, args...) }
 
 // Internalf reports a bug.
 func Internalf(format string, args ...any) error { return newf(Internal, format, args...) }

@@ -43,6 +43,7 @@ var categoryCodes = []struct {
 	{errs.Canceled, codes.Canceled},
 	{errs.Unavailable, codes.Unavailable},
 	{errs.Unauthenticated, codes.Unauthenticated},
+	{errs.PermissionDenied, codes.PermissionDenied},
 	{errs.Internal, codes.Internal},
 }
 
@@ -124,7 +125,7 @@ func Message(err error) string {
 // error for Canceled and DeadlineExceeded (errors.Is finds it), and the status itself (status.Code
 // still works). A call cut because this process closed its connection to the peer (the peer was
 // declared lost) is Unavailable: the peer failed, not the request. Codes without a category
-// (Unknown, PermissionDenied, ...) keep their code and have none. An error that is not a status
+// (Unknown, FailedPrecondition, ...) keep their code and have none. An error that is not a status
 // (or was read already) is returned unchanged; nil stays nil.
 func FromStatus(err error) error {
 	if err == nil || isRemote(err) {
