@@ -28,7 +28,7 @@ func TestMutualTLSCluster(t *testing.T) {
 	node := ca.Write(t, dir, "node", "127.0.0.1")
 	client := ca.Write(t, dir, "trainer")
 	tlsArgs := []string{"--tls-cert", node.Cert, "--tls-key", node.Key, "--tls-client-ca", node.CA, "--tls-ca", node.CA}
-	warehouse, secret := "--warehouse="+t.TempDir(), "--cluster-secret=test secret"
+	warehouse, secret := "--warehouse="+warehouseDir, "--cluster-secret=test secret"
 	head, addr := startProcess(t, listeningLine, append([]string{"head", "--listen", "127.0.0.1:0", warehouse, secret}, tlsArgs...)...)
 	defer stopServe(t, head)
 	for _, id := range []string{"w1", "w2"} {
@@ -185,7 +185,7 @@ func writeUsers(t *testing.T) string {
 func TestLoginsOverTLS(t *testing.T) {
 	certs := testcerts.Loopback(t)
 	users := writeUsers(t)
-	cmd, addr, log := startProcessLog(t, listeningLine, "serve", "--listen", "127.0.0.1:0", "--warehouse", t.TempDir(), "--workers", "2",
+	cmd, addr, log := startProcessLog(t, listeningLine, "serve", "--listen", "127.0.0.1:0", "--warehouse", warehouseDir, "--workers", "2",
 		"--tls-cert", certs.Cert, "--tls-key", certs.Key, "--tls-ca", certs.CA, "--users", users)
 	defer stopServe(t, cmd)
 	if !strings.Contains(log(), `logins="3 users"`) || strings.Contains(log(), "requires no login") {
