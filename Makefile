@@ -19,6 +19,11 @@ FUZZ_TARGETS := engine:FuzzSQL engine:FuzzSQLRows \
 	flightsql:FuzzDoAction flightsql:FuzzPreparedStatement flightsql:FuzzIngest flightsql:FuzzDistributedSQL flightsql:FuzzHandshake \
 	cluster:FuzzPartitionTicket cluster:FuzzShuffleTicket cluster/ticket:FuzzOpen
 LISTEN              ?= 127.0.0.1:32010
+# The release and commit stamped into bin/cachedb (`cachedb version` prints both); deploy/Dockerfile
+# takes the same two as build arguments. Without a tag, git describe gives the abbreviated commit.
+VERSION             ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT              ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS             := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # `make randomized-long`: the first seed (0: from the clock) and how long to run.
 SEED                ?= 0
 DURATION            ?= 10m
@@ -51,7 +56,7 @@ help:
 	@echo "make randomized-long [SEED=n] [DURATION=10m]  random queries checked by TLP/NoREC oracles, seeds from SEED on"
 
 build:
-	$(GO) build -o bin/cachedb ./cmd/cachedb
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/cachedb ./cmd/cachedb
 	$(GO) build -o bin/cachedb-slt ./cmd/cachedb-slt
 
 run: build

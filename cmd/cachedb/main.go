@@ -15,10 +15,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// version is the release this binary was built from; set with
-// -ldflags "-X main.version=v1.2.3".
-var version = "dev"
-
 // envPrefix prefixes the environment variables that stand in for flags.
 const envPrefix = "CACHEDB_"
 
@@ -58,15 +54,4 @@ func flagsFromEnv(flags *pflag.FlagSet, lookup func(string) (string, bool)) erro
 		}
 	})
 	return firstErr
-}
-
-func newVersionCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the cachedb version",
-		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintln(cmd.OutOrStdout(), "cachedb", version)
-		},
-	}
 }

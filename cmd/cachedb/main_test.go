@@ -75,7 +75,7 @@ func runCLI(t *testing.T, stdin string, env []string, args ...string) (string, s
 	return out.String(), errOut.String(), err
 }
 
-func TestVersion(t *testing.T) {
+func TestVersionCommand(t *testing.T) {
 	out, _, err := runCLI(t, "", nil, "version")
 	if err != nil || !strings.HasPrefix(out, "cachedb ") {
 		t.Errorf("cachedb version = %q, %v", out, err)
