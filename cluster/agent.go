@@ -46,6 +46,11 @@ type AgentConfig struct {
 	MinBackoff, MaxBackoff time.Duration
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
+	// OnRegistered, when set, is told each change of whether the head holds this node as
+	// registered: true once a registration is accepted, false when the head no longer knows
+	// the node (it registers again) and when Run returns. A data node is ready (/ready) only
+	// while registered.
+	OnRegistered func(registered bool)
 }
 
 // Agent keeps a data node registered with the head.
@@ -97,6 +102,11 @@ func (a *Agent) Run(ctx context.Context) error {
 
 	log := a.cfg.Logger.With("node", a.cfg.ID, "head", a.cfg.Head)
 	registered := false
+	defer func() {
+		if registered && a.cfg.OnRegistered != nil {
+			a.cfg.OnRegistered(false)
+		}
+	}()
 	interval := DefaultHeartbeatInterval
 	wait := time.Duration(0)
 	retry := a.cfg.MinBackoff
@@ -132,6 +142,9 @@ func (a *Agent) Run(ctx context.Context) error {
 			}
 			log.Info("registered with the head", "addr", a.cfg.Addr, "boot_id", a.cfg.BootID, "heartbeat_interval", interval)
 			registered, failing, retry, wait = true, false, a.cfg.MinBackoff, interval
+			if a.cfg.OnRegistered != nil {
+				a.cfg.OnRegistered(true)
+			}
 			continue
 		}
 		err := a.call(ctx, client, ActionHeartbeat, HeartbeatRequest{ID: a.cfg.ID}, &HeartbeatResponse{}, interval)
@@ -141,6 +154,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		case errs.CategoryOf(err) == errs.NotFound:
 			log.Info("the head does not know this node; registering again", "reason", err)
 			registered, wait = false, 0
+			if a.cfg.OnRegistered != nil {
+				a.cfg.OnRegistered(false)
+			}
 		case err != nil:
 			if !failing {
 				log.Warn("heartbeat failed; retrying", "err", err)

@@ -24,6 +24,7 @@ import (
 	"github.com/cachedb/cachedb/cluster/schedule"
 	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/metrics"
 	"github.com/cachedb/cachedb/internal/rpcerr"
 	"github.com/cachedb/cachedb/internal/safe"
 )
@@ -221,6 +222,7 @@ func (d *Datasets) Reuse(name, fingerprint string, progress func(Progress)) (Dat
 		return DatasetInfo{}, false
 	}
 	e.reuses++
+	metrics.DatasetLoad("reused")
 	info := d.infoLocked(e)
 	d.mu.Unlock()
 	info.Reused = true
@@ -259,13 +261,14 @@ func (d *Datasets) List() []DatasetInfo {
 // read and the result has Reused set. A name held by a different dataset is an
 // errs.AlreadyExists error unless job.Replace; a table or view of that name always is. progress
 // (may be nil) is called after each partition is made.
-func (d *Datasets) Create(ctx context.Context, job DatasetJob, progress func(Progress)) (DatasetInfo, error) {
+func (d *Datasets) Create(ctx context.Context, job DatasetJob, progress func(Progress)) (_ DatasetInfo, err error) {
 	if len(job.Parts) == 0 {
 		return DatasetInfo{}, errs.Internalf("dataset %q has no partitions", job.Name)
 	}
 	if info, ok := d.Reuse(job.Name, job.Fingerprint, progress); ok {
 		return info, nil
 	}
+	defer func() { metrics.DatasetLoad(metrics.Outcome(err)) }()
 	d.mu.Lock()
 	exists := d.entryLocked(job.Name) != nil
 	d.mu.Unlock()
@@ -292,7 +295,7 @@ func (d *Datasets) Create(ctx context.Context, job DatasetJob, progress func(Pro
 		progMu sync.Mutex
 		prog   = Progress{Partitions: len(job.Parts)}
 	)
-	err := d.make(ctx, e, func(st PartitionStats) {
+	err = d.make(ctx, e, func(st PartitionStats) {
 		progMu.Lock()
 		defer progMu.Unlock()
 		prog.Done++

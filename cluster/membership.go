@@ -9,6 +9,7 @@ import (
 
 	"github.com/cachedb/cachedb/cluster/schedule"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/metrics"
 	"github.com/cachedb/cachedb/internal/safe"
 )
 
@@ -440,6 +441,7 @@ func (m *Membership) flush() {
 		listeners := m.listeners
 		m.mu.Unlock()
 		for _, e := range evs {
+			metrics.NodeEvent(string(e.Kind))
 			if m.cfg.OnChange != nil {
 				m.cfg.OnChange(e)
 			}

@@ -99,7 +99,10 @@ func (s *Shuffles) Fetch(ctx context.Context, t ShuffleTicket) (array.RecordRead
 	if err != nil && rpcerr.Retryable(ctx, err) {
 		return nil, errs.Unavailablef("shuffle %d: data node %s did not answer: %v; retry the query", t.Shuffle, addr, err)
 	}
-	return rdr, err
+	if err != nil {
+		return nil, err
+	}
+	return shuffleCounter{rdr}, nil
 }
 
 // Close closes the connections to the data nodes.

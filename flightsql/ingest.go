@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -15,6 +16,7 @@ import (
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/internal/auth"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/metrics"
 )
 
 // DoPutCommandStatementIngest stores the batches a client sends in a memory table (ADBC bulk
@@ -24,7 +26,8 @@ import (
 // holds one of the connection's statement slots while it runs, is bounded by the statement
 // timeout, and is all or nothing (engine.Ingest). Each batch is one gRPC message, so it must fit
 // in Options.MaxRecvBytes. Temporary tables, transactions and backend options are refused.
-func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd fsql.StatementIngest, rdr flight.MessageReader) (int64, error) {
+func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd fsql.StatementIngest, rdr flight.MessageReader) (_ int64, err error) {
+	defer endStatement(metrics.KindIngest, time.Now(), &err)
 	if err := noTransaction(cmd.GetTransactionId()); err != nil {
 		return 0, err
 	}

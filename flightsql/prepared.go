@@ -2,6 +2,7 @@ package flightsql
 
 import (
 	"context"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -9,6 +10,7 @@ import (
 	fsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 
 	"github.com/cachedb/cachedb/engine"
+	"github.com/cachedb/cachedb/internal/metrics"
 )
 
 // CreatePreparedStatement binds a statement without running it and returns a handle, the
@@ -19,8 +21,10 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req fsql.ActionCre
 	if err := noTransaction(req.GetTransactionId()); err != nil {
 		return res, err
 	}
+	rec := startStatement(metrics.KindQuery)
 	prep, err := s.eng.Prepare(ctx, req.GetQuery())
 	if err != nil {
+		rec.end(err) // a statement that fails to plan fails here; one that plans is counted when it runs
 		return res, err
 	}
 	handle, err := s.prepared.add(clientOf(ctx), &preparedStatement{sql: req.GetQuery(), info: prep})
@@ -65,7 +69,10 @@ func (s *Server) DoPutPreparedStatementQuery(_ context.Context, cmd fsql.Prepare
 // GetFlightInfoPreparedStatement describes the result of running the statement with its bound
 // parameters; the query runs at DoGet. A statement that returns no rows runs here, once per
 // parameter row, and yields an empty result.
-func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd fsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd fsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (_ *flight.FlightInfo, err error) {
+	// As GetFlightInfoStatement: a query is counted when its DoGet ends.
+	rec := startStatement(metrics.KindQuery)
+	defer func() { rec.endOnError(err) }()
 	ps, err := s.prepared.get(cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, err
@@ -85,11 +92,13 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd fsql.Pr
 	ctx, done := s.statementContext(ctx)
 	defer done()
 	if !ps.info.IsQuery {
+		rec.kind = metrics.KindUpdate
 		for _, row := range rows {
 			if _, err := s.runUpdate(ctx, ps.sql, row); err != nil {
 				return nil, err
 			}
 		}
+		rec.end(nil)
 		return s.flightInfo(desc, emptySchema, s.now().Add(s.opts.TicketTTL), emptyTicket{})
 	}
 	if ps.info.NumParams == 0 {
@@ -99,6 +108,7 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd fsql.Pr
 			if err != nil {
 				return nil, err
 			}
+			rec.kind = metrics.KindTraining
 			return s.epochInfo(ctx, desc, ps.sql, opts)
 		}
 	}
@@ -132,7 +142,9 @@ func (s *Server) GetSchemaPreparedStatement(_ context.Context, cmd fsql.Prepared
 
 // DoGetPreparedStatement runs the prepared query once per bound parameter row and streams the
 // results one after the other. Every run must produce the schema of the first.
-func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd fsql.PreparedStatementQuery) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd fsql.PreparedStatementQuery) (_ *arrow.Schema, _ <-chan flight.StreamChunk, err error) {
+	rec := startStatement(metrics.KindQuery)
+	defer func() { rec.endOnError(err) }()
 	ps, err := s.prepared.get(cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, nil, err
@@ -174,12 +186,13 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd fsql.PreparedSt
 		return nil, nil, err
 	}
 	streaming = true
-	return first.Schema(), s.streamResults(ctx, first.Schema(), first, len(rows), open, release), nil
+	return first.Schema(), s.streamResults(ctx, rec, first.Schema(), first, len(rows), open, release), nil
 }
 
 // DoPutPreparedStatementUpdate runs the statement once per parameter row sent with the call
 // (or, when none were sent, with the rows bound earlier) and returns the total rows changed.
-func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd fsql.PreparedStatementUpdate, rdr flight.MessageReader) (int64, error) {
+func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd fsql.PreparedStatementUpdate, rdr flight.MessageReader) (_ int64, err error) {
+	defer endStatement(metrics.KindUpdate, time.Now(), &err)
 	ps, err := s.prepared.get(cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return 0, err

@@ -25,6 +25,7 @@ func (s *Server) Serve(lis net.Listener) error {
 // first, the remaining calls are cut off (their contexts are canceled, so queries stop). It
 // then closes every open prepared statement. Safe to call more than once.
 func (s *Server) Shutdown(ctx context.Context) {
+	s.health.Shutdown()
 	done := make(chan struct{})
 	safe.Spawn("Flight SQL shutdown", func() error {
 		defer close(done)

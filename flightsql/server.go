@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
@@ -174,6 +176,8 @@ type Server struct {
 	grpc     *grpc.Server
 	// service is the Flight service registered with grpc (Extend applied).
 	service flight.FlightServer
+	// health is the standard gRPC health service on the same port (SetServing).
+	health *health.Server
 	// sqlInfoIDs are the GetSqlInfo ids registered with BaseServer.
 	sqlInfoIDs map[uint32]bool
 	now        func() time.Time
@@ -217,7 +221,26 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 	svc = &authService{FlightServer: svc, s: s}
 	s.service = svc
 	flight.RegisterFlightServiceServer(s.grpc, svc)
+	s.health = health.NewServer()
+	healthpb.RegisterHealthServer(s.grpc, s.health)
 	return s
+}
+
+// healthServices are the names the gRPC health service answers for: the whole server ("")
+// and the Flight service.
+var healthServices = []string{"", "arrow.flight.protocol.FlightService"}
+
+// SetServing sets what the gRPC health service (grpc.health.v1.Health, on the Flight port)
+// answers: SERVING or NOT_SERVING. A new server is SERVING; the process sets it from its
+// readiness (cmd/cachedb), and Shutdown makes it NOT_SERVING for good.
+func (s *Server) SetServing(serving bool) {
+	st := healthpb.HealthCheckResponse_NOT_SERVING
+	if serving {
+		st = healthpb.HealthCheckResponse_SERVING
+	}
+	for _, name := range healthServices {
+		s.health.SetServingStatus(name, st)
+	}
 }
 
 // connectionEnded forgets a client whose connection closed: its prepared statements are

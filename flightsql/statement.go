@@ -18,6 +18,7 @@ import (
 	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/metrics"
 	"github.com/cachedb/cachedb/node"
 )
 
@@ -27,7 +28,10 @@ var emptySchema = arrow.NewSchema(nil, nil)
 // GetFlightInfoStatement plans a query to report its schema and returns a signed ticket that
 // carries the SQL text; the query runs at DoGet. A statement that returns no rows runs here,
 // and its ticket yields an empty result.
-func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQuery, desc *flight.FlightDescriptor) (_ *flight.FlightInfo, err error) {
+	// A query is counted when its DoGet ends; here only when it fails, or runs here.
+	rec := startStatement(metrics.KindQuery)
+	defer func() { rec.endOnError(err) }()
 	if err := noTransaction(cmd.GetTransactionId()); err != nil {
 		return nil, err
 	}
@@ -41,6 +45,7 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 		if err != nil {
 			return nil, err
 		}
+		rec.kind = metrics.KindTraining
 		return s.epochInfo(ctx, desc, query, opts)
 	}
 	ctx, done := s.statementContext(ctx)
@@ -60,12 +65,14 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 	}
 	st := newStage(prep.SQL, session, prep.Pins, s.now().Add(s.opts.TicketTTL))
 	if !prep.IsQuery {
+		rec.kind = metrics.KindUpdate
 		if err := s.authorizeStatement(ctx, query); err != nil {
 			return nil, err
 		}
 		if _, err := s.runUpdate(ctx, query, nil); err != nil {
 			return nil, err
 		}
+		rec.end(nil)
 		return s.flightInfo(desc, emptySchema, st.Expires, emptyTicket{})
 	}
 	if info, err := s.dataNodeInfo(ctx, desc, prep.Schema, st); info != nil || err != nil {
@@ -104,7 +111,9 @@ func (s *Server) runtime() (*node.Runtime, error) {
 
 // DoGetStatement redeems a ticket from GetFlightInfoStatement: it runs the query and streams
 // its rows. Tickets this server did not sign are refused with InvalidArgument.
-func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTicket) (_ *arrow.Schema, _ <-chan flight.StreamChunk, err error) {
+	rec := startStatement(metrics.KindQuery)
+	defer func() { rec.endOnError(err) }()
 	stream := ctx
 	opened, err := s.tickets.Open(cmd.GetStatementHandle(), s.now())
 	if err != nil {
@@ -115,8 +124,10 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 		if _, err := ticket.Decode[emptyTicket](opened); err != nil {
 			return nil, nil, err
 		}
+		rec = nil // the statement was counted when it ran, at GetFlightInfo
 		return emptySchema, emptyStream(), nil
 	case ticket.Training:
+		rec.kind = metrics.KindTraining
 		tt, err := ticket.Decode[trainingTicket](opened)
 		if err != nil {
 			return nil, nil, err
@@ -136,7 +147,7 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 		if err != nil {
 			return nil, nil, err
 		}
-		return rdr.Schema(), s.streamResults(ctx, rdr.Schema(), rdr, 1, nil, nil), nil
+		return rdr.Schema(), s.streamResults(ctx, rec, rdr.Schema(), rdr, 1, nil, nil), nil
 	}
 	t, err := ticket.Decode[statementTicket](opened)
 	if err != nil {
@@ -159,6 +170,7 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 	ctx, done := s.statementContext(ctx)
 	var res *engine.Result
 	if t.Stage.Query != "" {
+		rec.kind = metrics.KindStage
 		var rt *node.Runtime
 		if rt, err = s.runtime(); err == nil {
 			res, err = rt.ExecuteStage(engine.WithSession(ctx, sessionOf(t.Stage)), t.Stage, t.Self)
@@ -178,12 +190,13 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 	// The stream sends on the call's own context, so that a statement stopped by its timeout
 	// still reports why; the statement's context ends with the reader.
 	streaming = true
-	return rdr.Schema(), s.streamResults(stream, rdr.Schema(), endWith(rdr, done), 1, nil, release), nil
+	return rdr.Schema(), s.streamResults(stream, rec, rdr.Schema(), endWith(rdr, done), 1, nil, release), nil
 }
 
 // DoPutCommandStatementUpdate runs a statement and reports the rows it changed (-1 when the
 // statement was a query, whose rows are discarded).
-func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd fsql.StatementUpdate) (int64, error) {
+func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd fsql.StatementUpdate) (_ int64, err error) {
+	defer endStatement(metrics.KindUpdate, time.Now(), &err)
 	if err := noTransaction(cmd.GetTransactionId()); err != nil {
 		return 0, err
 	}

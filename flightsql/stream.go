@@ -25,8 +25,9 @@ type readerFunc func(ctx context.Context, i int) (array.RecordReader, error)
 // result must have schema. The goroutine stops as soon as ctx ends (the client went away), and
 // releases every reader and every batch it did not hand over; arrow-go's DoGet releases the
 // batches it received. The channel is closed when the goroutine ends, after done (when not
-// nil) was called: a client that read the stream to its end sees done's effect.
-func (s *Server) streamResults(ctx context.Context, schema *arrow.Schema, first array.RecordReader, count int, more readerFunc, done func()) <-chan flight.StreamChunk {
+// nil) was called: a client that read the stream to its end sees done's effect. rec (when not
+// nil) counts what is sent and ends with the stream.
+func (s *Server) streamResults(ctx context.Context, rec *statementRecord, schema *arrow.Schema, first array.RecordReader, count int, more readerFunc, done func()) <-chan flight.StreamChunk {
 	ch := make(chan flight.StreamChunk)
 	s.streams.n.Add(1)
 	send := func() error {
@@ -40,7 +41,7 @@ func (s *Server) streamResults(ctx context.Context, schema *arrow.Schema, first 
 			if !rdr.Schema().Equal(schema) {
 				return errs.Internalf("result %d has schema %s, the stream promised %s", i+1, rdr.Schema(), schema)
 			}
-			if !s.sendReader(ctx, ch, rdr) {
+			if !s.sendReader(ctx, rec, ch, rdr) {
 				return nil
 			}
 			rdr.Release()
@@ -63,20 +64,24 @@ func (s *Server) streamResults(ctx context.Context, schema *arrow.Schema, first 
 			defer done()
 		}
 		if err != nil {
+			rec.fail(err)
 			sendErr(ctx, ch, err)
 		}
+		rec.end(ctx.Err())
 	})
 	return ch
 }
 
 // sendReader sends every batch of rdr; it reports false when the stream must stop (ctx ended,
 // or an error was sent).
-func (s *Server) sendReader(ctx context.Context, ch chan<- flight.StreamChunk, rdr array.RecordReader) bool {
+func (s *Server) sendReader(ctx context.Context, rec *statementRecord, ch chan<- flight.StreamChunk, rdr array.RecordReader) bool {
 	for rdr.Next() {
 		pieces := splitBatch(rdr.RecordBatch(), s.opts.MaxBatchBytes)
 		for i, p := range pieces {
+			rows, bytes := p.NumRows(), recordBytes(p)
 			select {
 			case ch <- flight.StreamChunk{Data: p}:
+				rec.sent(rows, bytes)
 			case <-ctx.Done():
 				for _, rest := range pieces[i:] {
 					rest.Release()
@@ -86,6 +91,7 @@ func (s *Server) sendReader(ctx context.Context, ch chan<- flight.StreamChunk, r
 		}
 	}
 	if err := rdr.Err(); err != nil {
+		rec.fail(err)
 		sendErr(ctx, ch, err)
 		return false
 	}

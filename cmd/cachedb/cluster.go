@@ -16,6 +16,7 @@ import (
 	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/flightsql"
+	"github.com/cachedb/cachedb/internal/httpserve"
 	"github.com/cachedb/cachedb/internal/safe"
 	"github.com/cachedb/cachedb/node"
 )
@@ -45,6 +46,7 @@ func newWorkerCommand() *cobra.Command {
 		statementTimeout, stageIdle time.Duration
 		limits                      limitFlags
 		secFlags                    securityFlags
+		observe                     observeFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -64,6 +66,11 @@ func newWorkerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			ready, stopHTTP, err := observe.start(ctx)
+			if err != nil {
+				return err
+			}
+			defer stopHTTP()
 			cfg, err := sources.resolve()
 			if err != nil {
 				return err
@@ -73,11 +80,12 @@ func newWorkerCommand() *cobra.Command {
 				return err
 			}
 			engCfg := engine.Config{NoDemo: true, Sources: srcs, DefaultCatalog: cfg.DefaultCatalog}
-			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, stageIdle, key, statementTimeout, limits, sec)
+			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, stageIdle, key, statementTimeout, limits, sec, ready)
 			if err != nil {
 				return err
 			}
 			sec.warn("data node "+w.id, listen)
+			ready.Set(starting, true)
 			<-ctx.Done()
 			slog.Info("data node shutting down", "node", w.id, "grace", shutdownGrace)
 			stopCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
@@ -98,6 +106,7 @@ func newWorkerCommand() *cobra.Command {
 	sources.register(cmd)
 	limits.register(cmd)
 	secFlags.register(cmd)
+	observe.register(cmd)
 	return cmd
 }
 
@@ -115,8 +124,9 @@ type worker struct {
 // startWorker listens on listen, serves the data node's Flight server and starts its agent
 // registering with head. An empty id defaults to HOSTNAME:PORT; an empty advertise to the
 // listener's address (the hostname replacing an unspecified host). The node runs until ctx
-// ends or stop is called. sec protects its port and its calls to the head and its peers.
-func startWorker(ctx context.Context, listen, head, id, advertise string, cfg engine.Config, stageIdle time.Duration, key *ticket.Keyring, statementTimeout time.Duration, limits limitFlags, sec security) (*worker, error) {
+// ends or stop is called. sec protects its port and its calls to the head and its peers. The
+// node is ready (ready, and its gRPC health) while registered.
+func startWorker(ctx context.Context, listen, head, id, advertise string, cfg engine.Config, stageIdle time.Duration, key *ticket.Keyring, statementTimeout time.Duration, limits limitFlags, sec security, ready *httpserve.Readiness) (*worker, error) {
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, fmt.Errorf("data node listening on %s: %w", listen, err)
@@ -145,12 +155,16 @@ func startWorker(ctx context.Context, listen, head, id, advertise string, cfg en
 	bootID := cluster.NewBootID()
 	actions := cluster.NodeConfig{ID: id, Version: version, BootID: bootID, Key: key, Store: rt, Shuffles: rt}
 	srv := flightsql.NewServer(eng, sec.apply(limits.apply(flightsql.Options{Version: version, TicketKey: key, Node: rt, Extend: cluster.NodeActions(actions), StatementTimeout: statementTimeout, DataNode: true})))
+	registered := "data node " + id + " registered with the head"
+	ready.Require(registered)
+	ready.Watch(srv.SetServing)
 	w := &worker{id: id, srv: srv, rt: rt, agent: make(chan error, 1), served: make(chan error, 1)}
 	safe.Spawn("data node server", func() error { return w.srv.Serve(lis) }, func(err error) { w.served <- err })
 	slog.Info("cachedb worker listening on "+lis.Addr().String(), append([]any{"node", id, "addr", advertise, "head", head, "cluster_key", key.String()}, sec.logAttrs()...)...)
 	agentCtx, cancel := context.WithCancel(ctx)
 	w.cancel = cancel
-	agent := cluster.NewAgent(cluster.AgentConfig{ID: id, Addr: advertise, Head: head, Key: key, BootID: bootID, Transport: sec.cluster})
+	agent := cluster.NewAgent(cluster.AgentConfig{ID: id, Addr: advertise, Head: head, Key: key, BootID: bootID, Transport: sec.cluster,
+		OnRegistered: func(ok bool) { ready.Set(registered, ok) }})
 	safe.Spawn("data node agent", func() error { return agent.Run(agentCtx) }, func(err error) { w.agent <- err })
 	return w, nil
 }

@@ -26,15 +26,20 @@ func main() {
 }
 
 func newRootCommand() *cobra.Command {
+	var logs logFlags
 	root := &cobra.Command{
 		Use:           "cachedb",
 		Short:         "cachedb: an Arrow-native SQL engine served over Flight SQL",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return flagsFromEnv(cmd.Flags(), os.LookupEnv)
+			if err := flagsFromEnv(cmd.Flags(), os.LookupEnv); err != nil {
+				return err
+			}
+			return logs.install()
 		},
 	}
+	logs.register(root)
 	root.AddCommand(newServeCommand(), newHeadCommand(), newWorkerCommand(), newSQLCommand(), newLoadCommand(), newHashPasswordCommand(), newVersionCommand())
 	return root
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/flightsql"
+	"github.com/cachedb/cachedb/internal/httpserve"
 	"github.com/cachedb/cachedb/internal/safe"
 	"github.com/cachedb/cachedb/node"
 )
@@ -63,6 +64,7 @@ type serverFlags struct {
 	stageIdle time.Duration
 	limits    limitFlags
 	security  securityFlags
+	observe   observeFlags
 }
 
 func (s *serverFlags) register(cmd *cobra.Command) {
@@ -80,6 +82,7 @@ func (s *serverFlags) register(cmd *cobra.Command) {
 	f.DurationVar(&s.cluster.LostAfter, "lost-after", cluster.DefaultLostAfter, "silence after which a data node is marked lost and its dataset partitions are rebuilt on the others")
 	f.DurationVar(&s.statementTimeout, "statement-timeout", 0, statementTimeoutUsage)
 	f.DurationVar(&s.stageIdle, "stage-idle", node.DefaultStageIdle, stageIdleUsage)
+	s.observe.register(cmd)
 }
 
 const stageIdleUsage = "how long a node keeps its part of a distributed query (plan, shuffle buffers) once no reader of it is left"
@@ -107,6 +110,11 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	if err != nil {
 		return err
 	}
+	ready, stopHTTP, err := s.observe.start(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopHTTP()
 	cfg, err := s.sources.resolve()
 	if err != nil {
 		return err
@@ -126,15 +134,16 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	return serve(ctx, listen, engine.Config{
 		CatalogName: s.catalog, NoDemo: s.noDemo, NoPushdown: s.noPushdown,
 		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog,
-	}, s.stageIdle, s.cluster, key, workers, s.statementTimeout, s.limits, sec)
+	}, s.stageIdle, s.cluster, key, workers, s.statementTimeout, s.limits, sec, ready)
 }
 
 // serve runs the head until ctx ends, then stops it gracefully: the Flight SQL server with the
 // membership actions mounted on it and the system catalog among its sources, plus workers
 // in-process data nodes registered with it over Flight. It logs the address once the listener
 // accepts connections, so a supervisor (or a test) can wait for that line. sec protects the
-// head's port and its in-process data nodes' alike.
-func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time.Duration, ccfg cluster.Config, key *ticket.Keyring, workers int, statementTimeout time.Duration, limits limitFlags, sec security) error {
+// head's port and its in-process data nodes' alike. It sets ready's starting condition once the
+// server, the membership and the data nodes run.
+func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time.Duration, ccfg cluster.Config, key *ticket.Keyring, workers int, statementTimeout time.Duration, limits limitFlags, sec security, ready *httpserve.Readiness) error {
 	ccfg.OnChange = logMembership
 	members := cluster.NewMembership(ccfg)
 	// Data nodes run the same source catalogs (they read the same tables), not the head's own
@@ -145,6 +154,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time
 	cfg.Memory = memcat.NewCatalog(cmp.Or(cfg.CatalogName, "cachedb"))
 	datasets := cluster.NewDatasets(cluster.DatasetsConfig{Membership: members, Catalog: cfg.Memory, Key: key, Transport: sec.cluster})
 	defer datasets.Close()
+	observeCluster(members, datasets)
 	cfg.Sources = append(slices.Clone(cfg.Sources), cluster.NewSystemCatalog(members, datasets))
 	cfg.Datasets = datasets
 	cfg.DataNodes = func() int { return len(aliveAddrs(members)) }
@@ -168,6 +178,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time
 		ReachableNodes:   func() []string { return cluster.Addrs(cluster.ReachableNodes(members.Nodes())) },
 		StatementTimeout: statementTimeout,
 	})))
+	ready.Watch(srv.SetServing)
 	served := make(chan error, 1)
 	safe.Spawn("Flight SQL server", func() error { return srv.Serve(lis) }, func(err error) { served <- err })
 	addr := lis.Addr().String()
@@ -182,7 +193,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time
 	}, nil)
 	var nodes []*worker
 	for range workers {
-		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "", nodeCfg, stageIdle, key, statementTimeout, limits, sec)
+		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "", nodeCfg, stageIdle, key, statementTimeout, limits, sec, ready)
 		if err != nil {
 			err = fmt.Errorf("starting an in-process data node: %w", err)
 			stop(nodes, srv)
@@ -191,6 +202,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time
 		}
 		nodes = append(nodes, w)
 	}
+	ready.Set(starting, true)
 
 	select {
 	case err := <-served:

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+var httpLine = regexp.MustCompile(`serving /live, /ready and /metrics on (\S+:\d+)`)
+
+// startObserved runs cachedb with args and returns the process and the addresses its log
+// names: want[i]'s first group, for each pattern.
+func startObserved(t *testing.T, want []*regexp.Regexp, args ...string) (*exec.Cmd, []string) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = os.Environ()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	found := make(chan []string, 1)
+	go func() {
+		addrs := make([]string, len(want))
+		left := len(want)
+		sc := bufio.NewScanner(stderr)
+		for left > 0 && sc.Scan() {
+			for i, re := range want {
+				if m := re.FindStringSubmatch(sc.Text()); m != nil && addrs[i] == "" {
+					addrs[i] = m[1]
+					left--
+				}
+			}
+		}
+		if left == 0 {
+			found <- addrs
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case addrs := <-found:
+		return cmd, addrs
+	case <-time.After(30 * time.Second):
+		t.Fatalf("cachedb %s did not log its addresses within 30s", args[0])
+		return nil, nil
+	}
+}
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+// waitReady polls /ready until it answers 200, for at most 30 s.
+func waitReady(t *testing.T, httpAddr string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body := httpGet(t, "http://"+httpAddr+"/ready")
+		if code == http.StatusOK {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/ready still %d %q after 30s", code, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// scrape reads /metrics, checks it is valid text exposition that passes `promtool check
+// metrics`'s linter for the cachedb metrics, and returns the families by name.
+func scrape(t *testing.T, httpAddr string) map[string]*dto.MetricFamily {
+	t.Helper()
+	code, body := httpGet(t, "http://"+httpAddr+"/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics = %d", code)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("/metrics does not parse: %v", err)
+	}
+	problems, err := promlint.New(strings.NewReader(body)).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		if strings.HasPrefix(p.Metric, "cachedb_") {
+			t.Errorf("/metrics: %s: %s", p.Metric, p.Text)
+		}
+	}
+	return families
+}
+
+// value is the sample of family name whose labels include labels (0 when there is none).
+func value(families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
+	f := families[name]
+	if f == nil {
+		return 0
+	}
+next:
+	for _, m := range f.GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for k, v := range labels {
+			if have[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			return m.GetGauge().GetValue()
+		case m.Histogram != nil:
+			return float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return 0
+}
+
+func grpcHealth(t *testing.T, addr string) healthpb.HealthCheckResponse_ServingStatus {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatalf("gRPC health check on %s: %v", addr, err)
+	}
+	return resp.GetStatus()
+}
+
+// serve with an in-process data node: live, ready once the node registered, healthy on the
+// Flight port, and its metrics move when statements run.
+func TestServeHealthAndMetrics(t *testing.T) {
+	cmd, addrs := startObserved(t, []*regexp.Regexp{listeningLine, httpLine},
+		"serve", "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--no-warehouse", "--workers", "1")
+	defer stopServe(t, cmd)
+	flightAddr, httpAddr := addrs[0], addrs[1]
+	if code, body := httpGet(t, "http://"+httpAddr+"/live"); code != http.StatusOK {
+		t.Errorf("/live = %d %q", code, body)
+	}
+	waitReady(t, httpAddr)
+	if st := grpcHealth(t, flightAddr); st != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("gRPC health = %s, want SERVING", st)
+	}
+	if code, _ := httpGet(t, "http://"+httpAddr+"/debug/pprof/"); code != http.StatusNotFound {
+		t.Errorf("/debug/pprof/ without --pprof = %d, want 404", code)
+	}
+
+	before := scrape(t, httpAddr)
+	if got := value(before, "cachedb_nodes", map[string]string{"state": "alive"}); got != 1 {
+		t.Errorf("cachedb_nodes{state=alive} = %v, want 1", got)
+	}
+	if got := value(before, "cachedb_build_info", map[string]string{"version": "dev"}); got != 1 {
+		t.Errorf("cachedb_build_info{version=dev} = %v, want 1", got)
+	}
+	ok := map[string]string{"kind": "query", "outcome": "ok"}
+	if _, errOut, err := runCLI(t, "", nil, "sql", "--connect", flightAddr, "-e", "SELECT 1 AS one UNION ALL SELECT 2"); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if _, _, err := runCLI(t, "", nil, "sql", "--connect", flightAddr, "-e", "SELECT * FROM missing_table"); err == nil {
+		t.Fatal("a query of a missing table succeeded")
+	}
+	after := scrape(t, httpAddr)
+	if d := value(after, "cachedb_statements_total", ok) - value(before, "cachedb_statements_total", ok); d != 1 {
+		t.Errorf("cachedb_statements_total{kind=query,outcome=ok} moved by %v, want 1", d)
+	}
+	notFound := map[string]string{"kind": "query", "outcome": "not_found"}
+	if d := value(after, "cachedb_statements_total", notFound) - value(before, "cachedb_statements_total", notFound); d != 1 {
+		t.Errorf("cachedb_statements_total{kind=query,outcome=not_found} moved by %v, want 1", d)
+	}
+	if d := value(after, "cachedb_statement_duration_seconds", map[string]string{"kind": "query"}) - value(before, "cachedb_statement_duration_seconds", map[string]string{"kind": "query"}); d < 1 {
+		t.Errorf("cachedb_statement_duration_seconds{kind=query} observed %v more, want at least 1", d)
+	}
+	if d := value(after, "cachedb_served_rows_total", map[string]string{"kind": "query"}) - value(before, "cachedb_served_rows_total", map[string]string{"kind": "query"}); d != 2 {
+		t.Errorf("cachedb_served_rows_total{kind=query} moved by %v, want 2", d)
+	}
+}
+
+// A data node is ready only once the head accepted its registration, and its /ready says
+// why not until then.
+func TestWorkerReadyWhenRegistered(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	headAddr := lis.Addr().String()
+	lis.Close() // the head starts here later
+	secret := []string{"--cluster-secret", "observe-test-secret"}
+	worker, addrs := startObserved(t, []*regexp.Regexp{workerListeningLine, httpLine}, append([]string{"worker",
+		"--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--head", headAddr, "--id", "w1", "--no-warehouse"}, secret...)...)
+	defer stopServe(t, worker)
+	httpAddr := addrs[1]
+	if code, body := httpGet(t, "http://"+httpAddr+"/ready"); code != http.StatusServiceUnavailable || !strings.Contains(body, "registered with the head") {
+		t.Errorf("/ready without a head = %d %q, want 503 naming the registration", code, body)
+	}
+	if code, _ := httpGet(t, "http://"+httpAddr+"/live"); code != http.StatusOK {
+		t.Errorf("/live without a head = %d, want 200", code)
+	}
+	head, _ := startProcess(t, listeningLine, append([]string{"head", "--listen", headAddr, "--no-warehouse"}, secret...)...)
+	defer stopServe(t, head)
+	waitReady(t, httpAddr)
+	if st := grpcHealth(t, addrs[0]); st != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("data node gRPC health = %s, want SERVING", st)
+	}
+}
+
+func TestLogFlags(t *testing.T) {
+	for _, args := range [][]string{{"--log-format", "yaml"}, {"--log-level", "loud"}} {
+		_, errOut, err := runCLI(t, "", nil, append([]string{"serve", "--listen", "127.0.0.1:0", "--no-warehouse"}, args...)...)
+		if err == nil || !strings.Contains(errOut, args[0]) {
+			t.Errorf("%s: err=%v stderr=%q", strings.Join(args, " "), err, errOut)
+		}
+	}
+	// CACHEDB_LOG_FORMAT stands in for the flag, as for every flag.
+	cmd := exec.Command(binary, "serve", "--listen", "127.0.0.1:0", "--no-warehouse")
+	cmd.Env = append(os.Environ(), "CACHEDB_LOG_FORMAT=json")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer stopServe(t, cmd)
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(line), &rec); err != nil || rec["level"] == nil || rec["msg"] == nil {
+		t.Errorf("first log line with CACHEDB_LOG_FORMAT=json is not a JSON record: %q (%v)", line, err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+}
