@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -222,15 +223,20 @@ func TestServeHealthAndMetrics(t *testing.T) {
 // A data node is ready only once the head accepted its registration, and its /ready says
 // why not until then.
 func TestWorkerReadyWhenRegistered(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	// The worker's --head is a forwarder the test holds open: it drops every connection until
+	// the head runs, then passes them to it. (A head address merely known to be free could be
+	// taken meanwhile by the worker's own dial connecting to itself.)
+	front, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	headAddr := lis.Addr().String()
-	lis.Close() // the head starts here later
+	defer front.Close()
+	var target atomic.Value // the head's address once it runs
+	target.Store("")
+	go forward(front, &target)
 	secret := []string{"--cluster-secret", "observe-test-secret"}
 	worker, addrs := startObserved(t, []*regexp.Regexp{workerListeningLine, httpLine}, append([]string{"worker",
-		"--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--head", headAddr, "--id", "w1", "--no-warehouse"}, secret...)...)
+		"--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--head", front.Addr().String(), "--id", "w1", "--no-warehouse"}, secret...)...)
 	defer stopServe(t, worker)
 	httpAddr := addrs[1]
 	if code, body := httpGet(t, "http://"+httpAddr+"/ready"); code != http.StatusServiceUnavailable || !strings.Contains(body, "registered with the head") {
@@ -239,11 +245,38 @@ func TestWorkerReadyWhenRegistered(t *testing.T) {
 	if code, _ := httpGet(t, "http://"+httpAddr+"/live"); code != http.StatusOK {
 		t.Errorf("/live without a head = %d, want 200", code)
 	}
-	head, _ := startProcess(t, listeningLine, append([]string{"head", "--listen", headAddr, "--no-warehouse"}, secret...)...)
+	head, headAddr := startProcess(t, listeningLine, append([]string{"head", "--listen", "127.0.0.1:0", "--no-warehouse"}, secret...)...)
 	defer stopServe(t, head)
+	target.Store(headAddr)
 	waitReady(t, httpAddr)
 	if st := grpcHealth(t, addrs[0]); st != healthpb.HealthCheckResponse_SERVING {
 		t.Errorf("data node gRPC health = %s, want SERVING", st)
+	}
+}
+
+// forward accepts connections on lis until it is closed: each is closed at once while target
+// is "", else joined to a connection to target.
+func forward(lis net.Listener, target *atomic.Value) {
+	for {
+		c, err := lis.Accept()
+		if err != nil {
+			return
+		}
+		addr := target.Load().(string)
+		if addr == "" {
+			c.Close()
+			continue
+		}
+		go func() {
+			defer c.Close()
+			up, err := net.Dial("tcp", addr)
+			if err != nil {
+				return
+			}
+			defer up.Close()
+			go func() { _, _ = io.Copy(up, c) }()
+			_, _ = io.Copy(c, up)
+		}()
 	}
 }
 

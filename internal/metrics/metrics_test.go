@@ -73,4 +73,3 @@ func TestOutcome(t *testing.T) {
 		}
 	}
 }
-
