@@ -51,6 +51,9 @@ help:
 	@echo "make bench-planning planning time of hostile statement shapes at n and 10n"
 	@echo "make lint         gofmt, go vet, staticcheck"
 	@echo "make lint-python  ruff and mypy over the Python client (python/)"
+	@echo "make image        the container image (deploy/Dockerfile; needs Docker), tagged cachedb:VERSION"
+	@echo "make lint-docker  hadolint over deploy/Dockerfile"
+	@echo "make test-deploy  the deploy/ module's tests: static image binary, Helm chart and manifests against the Kubernetes API types"
 	@echo "make fuzz         FUZZ_TIME (10m) of one fuzz target, FUZZ_TARGET=package:Target (default engine:FuzzSQL)"
 	@echo "make fuzz-long    every fuzz target (SQL over memory, Iceberg and data nodes; tickets, commands, actions, parameters) for FUZZ_TIME each"
 	@echo "make randomized-long [SEED=n] [DURATION=10m]  random queries checked by TLP/NoREC oracles, seeds from SEED on"
@@ -161,6 +164,22 @@ bench-ingest: build
 .PHONY: bench-assign
 bench-assign:
 	$(GO) run ./bench/assign
+
+# The container image (docs/kubernetes.md). Docker is not needed for anything else: the deploy
+# tests build the image's binary with the same script (deploy/build-static.sh) and lint the
+# Dockerfile with hadolint.
+.PHONY: image lint-docker test-deploy
+IMAGE ?= cachedb:$(VERSION)
+image:
+	docker build -f deploy/Dockerfile --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMAGE) .
+
+lint-docker:
+	"$$(scripts/lint-venv.sh)/bin/hadolint" deploy/Dockerfile
+
+# deploy/ is a Go module of its own (the Kubernetes, LeaderWorkerSet, Kubeflow Trainer and Helm
+# modules stay out of cachedb's), so `go test ./...` at the root does not reach it.
+test-deploy: lint-docker
+	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 lint:
 	@unformatted="$$(gofmt -l .)"; \

@@ -1,0 +1,3 @@
+module github.com/cachedb/cachedb/deploy
+
+go 1.26.8
