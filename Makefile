@@ -54,6 +54,8 @@ help:
 	@echo "make image        the container image (deploy/Dockerfile; needs Docker), tagged cachedb:VERSION"
 	@echo "make lint-docker  hadolint over deploy/Dockerfile"
 	@echo "make test-deploy  the deploy/ module's tests: static image binary, Helm chart and manifests against the Kubernetes API types"
+	@echo "make helm-lint    helm lint --strict and helm template of deploy/helm/cachedb (helm from the Go module proxy)"
+	@echo "make manifests    render deploy/manifests/*.yaml from the chart again"
 	@echo "make fuzz         FUZZ_TIME (10m) of one fuzz target, FUZZ_TARGET=package:Target (default engine:FuzzSQL)"
 	@echo "make fuzz-long    every fuzz target (SQL over memory, Iceberg and data nodes; tickets, commands, actions, parameters) for FUZZ_TIME each"
 	@echo "make randomized-long [SEED=n] [DURATION=10m]  random queries checked by TLP/NoREC oracles, seeds from SEED on"
@@ -175,6 +177,19 @@ image:
 
 lint-docker:
 	"$$(scripts/lint-venv.sh)/bin/hadolint" deploy/Dockerfile
+
+# The helm CLI itself, from the Go module proxy (built once, then cached): `helm lint --strict`
+# and `helm template` of the chart. make test-deploy does the same through Helm's Go packages.
+HELM_VERSION ?= v3.22.0
+HELM = $(GO) run helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+.PHONY: helm-lint manifests
+helm-lint:
+	$(HELM) lint --strict deploy/helm/cachedb --set clusterSecret.value=lint
+	$(HELM) template cachedb deploy/helm/cachedb --set clusterSecret.value=lint >/dev/null
+
+# deploy/manifests/*.yaml: the chart rendered with deploy/manifests/values.yaml.
+manifests:
+	cd deploy && $(GO) test -run '^TestPlainManifests$$' -update -count=1 .
 
 # deploy/ is a Go module of its own (the Kubernetes, LeaderWorkerSet, Kubeflow Trainer and Helm
 # modules stay out of cachedb's), so `go test ./...` at the root does not reach it.
