@@ -4,6 +4,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/flight"
+
 	"github.com/cachedb/cachedb/internal/metrics"
 )
 
@@ -71,4 +73,10 @@ func (r *statementRecord) end(err error) {
 	}
 	r.mu.Unlock()
 	metrics.StatementDone(r.kind, metrics.Outcome(err), r.start)
+}
+
+// onDataNodes reports whether a distributed query's endpoints are on the data nodes (each then
+// counts its share as a stage), not on this head, which counts the query when it streams it.
+func onDataNodes(info *flight.FlightInfo) bool {
+	return len(info.Endpoint) > 0 && len(info.Endpoint[0].Location) > 0
 }

@@ -29,7 +29,8 @@ var emptySchema = arrow.NewSchema(nil, nil)
 // carries the SQL text; the query runs at DoGet. A statement that returns no rows runs here,
 // and its ticket yields an empty result.
 func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQuery, desc *flight.FlightDescriptor) (_ *flight.FlightInfo, err error) {
-	// A query is counted when its DoGet ends; here only when it fails, or runs here.
+	// A query is counted when its DoGet ends; here when it fails, runs here, or goes to the
+	// data nodes.
 	rec := startStatement(metrics.KindQuery)
 	defer func() { rec.endOnError(err) }()
 	if err := noTransaction(cmd.GetTransactionId()); err != nil {
@@ -76,6 +77,9 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 		return s.flightInfo(desc, emptySchema, st.Expires, emptyTicket{})
 	}
 	if info, err := s.dataNodeInfo(ctx, desc, prep.Schema, st); info != nil || err != nil {
+		if info != nil && onDataNodes(info) {
+			rec.end(nil) // the data nodes stream it: each counts its share (kind stage)
+		}
 		return info, err
 	}
 	return s.flightInfo(desc, prep.Schema, st.Expires, statementTicket{Stage: st, User: userOf(ctx)})
@@ -170,7 +174,9 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 	ctx, done := s.statementContext(ctx)
 	var res *engine.Result
 	if t.Stage.Query != "" {
-		rec.kind = metrics.KindStage
+		if t.Self >= 0 { // a data node's share; Self -1 is the head gathering the query's result
+			rec.kind = metrics.KindStage
+		}
 		var rt *node.Runtime
 		if rt, err = s.runtime(); err == nil {
 			res, err = rt.ExecuteStage(engine.WithSession(ctx, sessionOf(t.Stage)), t.Stage, t.Self)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -217,6 +218,61 @@ func TestServeHealthAndMetrics(t *testing.T) {
 	}
 	if d := value(after, "cachedb_served_rows_total", map[string]string{"kind": "query"}) - value(before, "cachedb_served_rows_total", map[string]string{"kind": "query"}); d != 2 {
 		t.Errorf("cachedb_served_rows_total{kind=query} moved by %v, want 2", d)
+	}
+}
+
+// A dataset made, a distributed query and a training read show in the head's metrics: the
+// dataset's bytes per node, the shares the nodes stream, the training rows.
+func TestClusterMetrics(t *testing.T) {
+	cmd, addrs := startObserved(t, []*regexp.Regexp{listeningLine, httpLine},
+		"serve", "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--warehouse="+warehouseDir, "--workers", "2")
+	defer stopServe(t, cmd)
+	flightAddr, httpAddr := addrs[0], addrs[1]
+	waitReady(t, httpAddr)
+	sql := func(q string) string {
+		t.Helper()
+		out, errOut, err := runCLI(t, "", nil, "sql", "--connect", flightAddr, "-e", q)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", q, err, errOut)
+		}
+		return out
+	}
+	before := scrape(t, httpAddr)
+	sql("CREATE TABLE metrics_lisbon AS SELECT ride_id, city FROM demo.rides WHERE city = 'Lisbon'")
+	sql("SELECT count(*) FROM metrics_lisbon") // the head gathers the nodes' partial counts
+	sql("SELECT ride_id FROM metrics_lisbon")  // the nodes stream their shares
+	out := sql("SELECT /*+ TRAINING(seed=7, epoch=0, rank=0, world_size=1) */ ride_id FROM metrics_lisbon")
+	m := regexp.MustCompile(`(\d+) rows in set`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("training read:\n%s", out)
+	}
+	after := scrape(t, httpAddr)
+	delta := func(name string, labels map[string]string) float64 {
+		return value(after, name, labels) - value(before, name, labels)
+	}
+	if d := delta("cachedb_dataset_loads_total", map[string]string{"outcome": "ok"}); d != 1 {
+		t.Errorf("cachedb_dataset_loads_total{outcome=ok} moved by %v, want 1", d)
+	}
+	if d := delta("cachedb_statements_total", map[string]string{"kind": "update", "outcome": "ok"}); d != 1 {
+		t.Errorf("cachedb_statements_total{kind=update} moved by %v, want 1 (the CREATE TABLE ... AS SELECT)", d)
+	}
+	held := 0
+	for _, metric := range after["cachedb_dataset_bytes"].GetMetric() {
+		if metric.GetGauge().GetValue() > 0 {
+			held++
+		}
+	}
+	if held != 2 {
+		t.Errorf("cachedb_dataset_bytes is positive for %d nodes, want both", held)
+	}
+	if d := delta("cachedb_statements_total", map[string]string{"kind": "query", "outcome": "ok"}); d != 2 {
+		t.Errorf("cachedb_statements_total{kind=query} moved by %v, want 2 (the count, gathered by the head, and the scan, answered with the nodes' endpoints)", d)
+	}
+	if d := delta("cachedb_statements_total", map[string]string{"kind": "stage", "outcome": "ok"}); d < 1 {
+		t.Errorf("cachedb_statements_total{kind=stage} moved by %v: the scan's shares were not counted", d)
+	}
+	if d, want := delta("cachedb_served_rows_total", map[string]string{"kind": "training"}), m[1]; fmt.Sprint(d) != want {
+		t.Errorf("cachedb_served_rows_total{kind=training} moved by %v, want the %s rows read", d, want)
 	}
 }
 

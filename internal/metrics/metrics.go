@@ -21,15 +21,16 @@ var Registry = prometheus.NewRegistry()
 
 // Statement kinds (the kind label).
 const (
-	// KindQuery: a query a client runs (its rows are counted when its stream ends).
+	// KindQuery: a query a client runs, counted where it is streamed from (a head answering
+	// with data-node endpoints counts it when it answers; the nodes count their shares).
 	KindQuery = "query"
 	// KindUpdate: a statement run for its effect (DDL, INSERT, USE, CREATE DATASET ...).
 	KindUpdate = "update"
 	// KindIngest: a bulk ingest (ADBC CommandStatementIngest).
 	KindIngest = "ingest"
-	// KindStage: a data node's share of a distributed query, asked for by the head's plan.
+	// KindStage: a data node's share of a distributed query's result, streamed to the client.
 	KindStage = "stage"
-	// KindTraining: a training read of one rank's slice of a dataset epoch.
+	// KindTraining: a training read: one endpoint of a rank's slice of a dataset epoch.
 	KindTraining = "training"
 )
 
