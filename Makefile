@@ -193,8 +193,11 @@ manifests:
 
 # deploy/ is a Go module of its own (the Kubernetes, LeaderWorkerSet, Kubeflow Trainer and Helm
 # modules stay out of cachedb's), so `go test ./...` at the root does not reach it.
+# Warm, under a minute; on a fresh machine it compiles Helm's and Kubernetes' modules and a
+# static cachedb (CGO off, so nothing of `make test`'s build is reused): many minutes on a busy
+# 2-core machine, hence its own target and the long timeout.
 test-deploy: lint-docker
-	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd deploy && $(GO) vet ./... && $(GO) test -count=1 -timeout 30m ./...
 
 lint:
 	@unformatted="$$(gofmt -l .)"; \

@@ -3,7 +3,6 @@ package deploy
 import (
 	"maps"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -322,13 +321,7 @@ func checkFlags(t *testing.T, command string, c corev1.Container) {
 	t.Helper()
 	help, ok := cachedbHelp[command]
 	if !ok {
-		bin := filepath.Join(t.TempDir(), "cachedb")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/cachedb")
-		build.Dir = repoRoot
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("building cachedb: %v\n%s", err, out)
-		}
-		out, err := exec.Command(bin, command, "--help").Output()
+		out, err := exec.Command(staticBinary(t), command, "--help").Output()
 		if err != nil {
 			t.Fatal(err)
 		}

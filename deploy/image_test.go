@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -22,11 +24,8 @@ const repoRoot = ".."
 func TestStaticBinary(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "cachedb")
-	build := exec.Command("deploy/build-static.sh", bin)
-	build.Dir = repoRoot
-	build.Env = append(os.Environ(), "VERSION=v9.8.7-test", "COMMIT=0123456789abcdef")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("deploy/build-static.sh: %v\n%s", err, out)
+	if err := copyFile(staticBinary(t), bin); err != nil {
+		t.Fatal(err)
 	}
 	out, err := exec.Command("file", bin).Output()
 	if err != nil {
@@ -72,6 +71,44 @@ func TestStaticBinary(t *testing.T) {
 			t.Errorf("the server wrote %s in its working directory", e.Name())
 		}
 	}
+}
+
+var (
+	staticOnce sync.Once
+	staticPath string
+	staticErr  error
+)
+
+// staticBinary builds, once per test process, the binary deploy/Dockerfile ships, with
+// deploy/build-static.sh, stamped v9.8.7-test and commit 0123456789abcdef.
+func staticBinary(t *testing.T) string {
+	t.Helper()
+	staticOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "cachedb-deploy-test")
+		if err != nil {
+			staticErr = err
+			return
+		}
+		staticPath = filepath.Join(dir, "cachedb")
+		build := exec.Command("deploy/build-static.sh", staticPath)
+		build.Dir = repoRoot
+		build.Env = append(os.Environ(), "VERSION=v9.8.7-test", "COMMIT=0123456789abcdef")
+		if out, err := build.CombinedOutput(); err != nil {
+			staticErr = fmt.Errorf("deploy/build-static.sh: %v\n%s", err, out)
+		}
+	})
+	if staticErr != nil {
+		t.Fatal(staticErr)
+	}
+	return staticPath
+}
+
+func copyFile(from, to string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, data, 0o755)
 }
 
 // startLogged starts cmd and returns the first group of each pattern as its log shows them.
@@ -160,4 +197,12 @@ func TestDockerfileContract(t *testing.T) {
 			t.Errorf("the final stage of the Dockerfile does not match %s", want)
 		}
 	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if staticPath != "" {
+		os.RemoveAll(filepath.Dir(staticPath))
+	}
+	os.Exit(code)
 }
