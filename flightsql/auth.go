@@ -30,6 +30,8 @@ const (
 	methodHandshake = "/arrow.flight.protocol.FlightService/Handshake"
 	methodDoGet     = "/arrow.flight.protocol.FlightService/DoGet"
 	methodDoAction  = "/arrow.flight.protocol.FlightService/DoAction"
+	// healthService prefixes the methods of the gRPC health service (SetServing).
+	healthService = "/grpc.health.v1.Health/"
 )
 
 type principalKey struct{}
@@ -48,7 +50,9 @@ func requireLogin() error {
 // authenticate returns ctx carrying the principal of the call's bearer token, ctx itself for a
 // call without credentials that may proceed, or an Unauthenticated error.
 func (s *Server) authenticate(ctx context.Context, method string) (context.Context, error) {
-	if method == methodHandshake {
+	if method == methodHandshake || strings.HasPrefix(method, healthService) {
+		// The health service says SERVING or NOT_SERVING and nothing else: probes and load
+		// balancers ask it without logging in.
 		return ctx, nil
 	}
 	md, _ := metadata.FromIncomingContext(ctx)

@@ -221,6 +221,21 @@ func TestServeHealthAndMetrics(t *testing.T) {
 	}
 }
 
+// Probes ask the gRPC health service without logging in, also where every other call needs a
+// login (--users).
+func TestHealthNeedsNoLogin(t *testing.T) {
+	cmd, addrs := startObserved(t, []*regexp.Regexp{listeningLine, httpLine},
+		"serve", "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--no-warehouse", "--users", writeUsers(t))
+	defer stopServe(t, cmd)
+	waitReady(t, addrs[1])
+	if st := grpcHealth(t, addrs[0]); st != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("gRPC health with --users = %s, want SERVING", st)
+	}
+	if _, errOut, err := runCLI(t, "", nil, "sql", "--connect", addrs[0], "-e", "SELECT 1"); err == nil || !strings.Contains(errOut, "log in") {
+		t.Errorf("a query without a login: err=%v stderr=%q, want it refused", err, errOut)
+	}
+}
+
 // A dataset made, a distributed query and a training read show in the head's metrics: the
 // dataset's bytes per node, the shares the nodes stream, the training rows.
 func TestClusterMetrics(t *testing.T) {
