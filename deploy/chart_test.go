@@ -36,9 +36,11 @@ config:
     - {name: lake, type: rest, uri: "http://iceberg-rest:8181", warehouse: "s3://bucket/warehouse"}
 logLevel: debug
 pprof: true
-extraEnv: [{name: CACHEDB_STATEMENT_TIMEOUT, value: 10m}]
+extraEnv: [{name: CACHEDB_STATEMENT_TIMEOUT, value: 10m}, {name: CACHEDB_TLS_CERT, value: /etc/cachedb-tls/tls.crt}, {name: CACHEDB_TLS_KEY, value: /etc/cachedb-tls/tls.key}]
+extraVolumes: [{name: tls, secret: {secretName: cachedb-tls}}]
+extraVolumeMounts: [{name: tls, mountPath: /etc/cachedb-tls, readOnly: true}]
 head:
-  extraArgs: [--lost-after=2m]
+  extraArgs: [--lost-after=2m, --users=/etc/cachedb-tls/users.yaml]
   nodeSelector: {pool: cpu}
   tolerations: [{key: dedicated, operator: Equal, value: cachedb, effect: NoSchedule}]
 dataNode:

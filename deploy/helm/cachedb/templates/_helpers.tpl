@@ -122,6 +122,9 @@ volumeMounts:
   {{- if .Values.config }}
   - {name: config, mountPath: /etc/cachedb, readOnly: true}
   {{- end }}
+  {{- with .Values.extraVolumeMounts }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
 {{- end -}}
 
 {{/* The pod parts shared by the head and the data nodes. */}}
@@ -140,5 +143,8 @@ volumes:
   {{- if .Values.config }}
   - name: config
     configMap: {name: {{ include "cachedb.fullname" . }}}
+  {{- end }}
+  {{- with .Values.extraVolumes }}
+  {{- toYaml . | nindent 2 }}
   {{- end }}
 {{- end -}}
