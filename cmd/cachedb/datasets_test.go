@@ -52,8 +52,10 @@ func datasetState(t *testing.T, addr, name string) string {
 // from the nodes, reuse, a node killed and its partitions rebuilt, bad specs, DROP.
 func TestDatasetOnHeadAndWorkers(t *testing.T) {
 	warehouse, secret := "--warehouse="+warehouseDir, "--cluster-secret=test secret"
+	// The worker is killed within a second of joining, possibly before the head's first probe
+	// found its address reachable; then only silence (--lost-after) declares it lost.
 	head, addr := startProcess(t, listeningLine, "head", "--listen", "127.0.0.1:0", warehouse, secret,
-		"--heartbeat-interval=200ms")
+		"--heartbeat-interval=200ms", "--lost-after=15s")
 	defer stopServe(t, head)
 	var workers []*os.Process
 	for _, id := range []string{"w1", "w2", "w3"} {
@@ -90,8 +92,8 @@ func TestDatasetOnHeadAndWorkers(t *testing.T) {
 	}
 
 	// kill -9 one worker: the head finds it silent (suspect) and its port refusing connections
-	// (lost, long before --lost-after), rebuilds its partitions on the others, and the dataset
-	// reads back complete.
+	// (lost, before --lost-after, once a probe had reached it), rebuilds its partitions on the
+	// others, and the dataset reads back complete.
 	if err := workers[1].Kill(); err != nil {
 		t.Fatal(err)
 	}
