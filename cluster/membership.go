@@ -172,6 +172,9 @@ type Membership struct {
 
 	// delivering serializes OnChange calls; whoever holds it drains pending.
 	delivering sync.Mutex
+	// joined wakes Run to probe a process that just registered, so that its address is known
+	// reachable (and a refused connection later means it is gone) without waiting for a tick.
+	joined chan struct{}
 }
 
 // member is a node with what the head keeps about it beyond what it shows.
@@ -186,7 +189,7 @@ type member struct {
 
 // NewMembership returns an empty membership table.
 func NewMembership(cfg Config) *Membership {
-	return &Membership{cfg: cfg.withDefaults(), nodes: map[string]*member{}}
+	return &Membership{cfg: cfg.withDefaults(), nodes: map[string]*member{}, joined: make(chan struct{}, 1)}
 }
 
 // HeartbeatInterval is the interval nodes are told to heartbeat at.
@@ -244,6 +247,10 @@ func (m *Membership) Register(id, addr, bootID string) (Node, error) {
 		m.nodes[id] = n
 		out = n.Node
 		m.pending = append(m.pending, Event{Kind: EventJoined, Node: out})
+		select {
+		case m.joined <- struct{}{}:
+		default: // a probe is due already
+		}
 	}
 	m.mu.Unlock()
 	m.flush()
@@ -363,7 +370,7 @@ func (m *Membership) Probe(ctx context.Context, timeout time.Duration) {
 }
 
 // Run checks for suspect and lost nodes four times per SuspectAfter (on the real clock) and
-// probes suspect nodes, until ctx ends, so changes are reported even when nobody reads the
+// probes suspect nodes and, as soon as they register, new ones, until ctx ends, so changes are reported even when nobody reads the
 // table.
 func (m *Membership) Run(ctx context.Context) {
 	period := m.cfg.SuspectAfter / 4
@@ -375,6 +382,8 @@ func (m *Membership) Run(ctx context.Context) {
 			return
 		case <-t.C:
 			m.Check()
+			m.Probe(ctx, max(period, time.Second))
+		case <-m.joined:
 			m.Probe(ctx, max(period, time.Second))
 		}
 	}

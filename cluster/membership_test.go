@@ -388,3 +388,33 @@ func TestMembershipDefaults(t *testing.T) {
 		t.Errorf("defaults: interval %v, suspect after %v, lost after %v", m.HeartbeatInterval(), m.SuspectAfter(), m.LostAfter())
 	}
 }
+
+// Run probes a process as soon as it registers, not at its next tick: a node killed right after
+// joining is then known reachable, and its refused port makes it lost at once instead of after
+// LostAfter of silence.
+func TestMembershipProbesNewNodesAtOnce(t *testing.T) {
+	probed := make(chan string, 4)
+	m := NewMembership(Config{
+		HeartbeatInterval: time.Second, SuspectAfter: time.Hour, LostAfter: 2 * time.Hour,
+		Probe: func(_ context.Context, addr string) ProbeResult {
+			probed <- addr
+			return ProbeReachable
+		},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { m.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	if _, err := m.Register("a", "h:a", "boot-a"); err != nil {
+		t.Fatal(err)
+	}
+	// The ticker fires every 15 minutes here: only the registration can have asked for this probe.
+	select {
+	case addr := <-probed:
+		if addr != "h:a" {
+			t.Fatalf("probed %s, want h:a", addr)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("a new node was not probed until the next tick")
+	}
+}
