@@ -52,8 +52,9 @@ func datasetState(t *testing.T, addr, name string) string {
 // from the nodes, reuse, a node killed and its partitions rebuilt, bad specs, DROP.
 func TestDatasetOnHeadAndWorkers(t *testing.T) {
 	warehouse, secret := "--warehouse="+warehouseDir, "--cluster-secret=test secret"
-	// The worker is killed within a second of joining, possibly before the head's first probe
-	// found its address reachable; then only silence (--lost-after) declares it lost.
+	// The worker is killed within a second of joining. The head probes a node as it registers,
+	// so its refused port makes it lost at once; --lost-after bounds the wait should that probe
+	// not have reached it yet.
 	head, addr := startProcess(t, listeningLine, "head", "--listen", "127.0.0.1:0", warehouse, secret,
 		"--heartbeat-interval=200ms", "--lost-after=15s")
 	defer stopServe(t, head)
