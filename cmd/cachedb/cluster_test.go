@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -19,7 +20,17 @@ var workerListeningLine = regexp.MustCompile(`cachedb worker listening on (\S+:\
 // stderr line matching line.
 func startProcess(t *testing.T, line *regexp.Regexp, args ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd, addrs, _ := startLogged(t, []*regexp.Regexp{line}, args...)
+	return cmd, addrs[0]
+}
+
+// startLogged runs cachedb with args until the test ends and waits, at most 30 s, until its
+// standard error has shown a line matching each of want; addrs[i] is the first group of want[i]'s
+// first match. log returns what the process has logged so far (all of it up to the last match;
+// later lines are read and dropped, so the process never blocks on its pipe).
+func startLogged(t *testing.T, want []*regexp.Regexp, args ...string) (cmd *exec.Cmd, addrs []string, log func() string) {
+	t.Helper()
+	cmd = exec.Command(binary, args...)
 	cmd.Env = os.Environ()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -34,23 +45,42 @@ func startProcess(t *testing.T, line *regexp.Regexp, args ...string) (*exec.Cmd,
 			_ = cmd.Wait()
 		}
 	})
-	found := make(chan string, 1)
+	var (
+		mu    sync.Mutex
+		lines strings.Builder
+	)
+	log = func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return lines.String()
+	}
+	found := make(chan []string, 1)
 	go func() {
+		got := make([]string, len(want))
+		left := len(want)
 		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := line.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-				break
+		for left > 0 && sc.Scan() {
+			mu.Lock()
+			lines.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			for i, re := range want {
+				if m := re.FindStringSubmatch(sc.Text()); m != nil && got[i] == "" {
+					got[i] = m[1]
+					left--
+				}
 			}
+		}
+		if left == 0 {
+			found <- got
 		}
 		_, _ = io.Copy(io.Discard, stderr)
 	}()
 	select {
-	case addr := <-found:
-		return cmd, addr
+	case addrs = <-found:
+		return cmd, addrs, log
 	case <-time.After(30 * time.Second):
-		t.Fatalf("cachedb %s did not log its address within 30s", args[0])
-		return nil, ""
+		t.Fatalf("cachedb %s did not log its addresses within 30s:\n%s", args[0], log())
+		return nil, nil, nil
 	}
 }
 

@@ -31,46 +31,8 @@ var httpLine = regexp.MustCompile(`serving /live, /ready and /metrics on (\S+:\d
 // names: want[i]'s first group, for each pattern.
 func startObserved(t *testing.T, want []*regexp.Regexp, args ...string) (*exec.Cmd, []string) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Env = os.Environ()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	found := make(chan []string, 1)
-	go func() {
-		addrs := make([]string, len(want))
-		left := len(want)
-		sc := bufio.NewScanner(stderr)
-		for left > 0 && sc.Scan() {
-			for i, re := range want {
-				if m := re.FindStringSubmatch(sc.Text()); m != nil && addrs[i] == "" {
-					addrs[i] = m[1]
-					left--
-				}
-			}
-		}
-		if left == 0 {
-			found <- addrs
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-	}()
-	select {
-	case addrs := <-found:
-		return cmd, addrs
-	case <-time.After(30 * time.Second):
-		t.Fatalf("cachedb %s did not log its addresses within 30s", args[0])
-		return nil, nil
-	}
+	cmd, addrs, _ := startLogged(t, want, args...)
+	return cmd, addrs
 }
 
 func httpGet(t *testing.T, url string) (int, string) {

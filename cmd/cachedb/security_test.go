@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -104,55 +101,11 @@ func TestPlaintextNeedsLoopbackOrInsecure(t *testing.T) {
 	}
 }
 
-// startProcessLog is startProcess that also keeps what the process logs: log returns the lines
-// so far (those before the address line at least).
+// startProcessLog is startProcess that also returns what the process logs (startLogged).
 func startProcessLog(t *testing.T, line *regexp.Regexp, args ...string) (cmd *exec.Cmd, addr string, log func() string) {
 	t.Helper()
-	cmd = exec.Command(binary, args...)
-	cmd.Env = os.Environ()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	var (
-		mu    sync.Mutex
-		lines strings.Builder
-	)
-	log = func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return lines.String()
-	}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			mu.Lock()
-			lines.WriteString(sc.Text() + "\n")
-			mu.Unlock()
-			if m := line.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-	}()
-	select {
-	case addr = <-found:
-		return cmd, addr, log
-	case <-time.After(30 * time.Second):
-		t.Fatalf("cachedb %s did not log its address within 30s:\n%s", args[0], log())
-		return nil, "", nil
-	}
+	cmd, addrs, log := startLogged(t, []*regexp.Regexp{line}, args...)
+	return cmd, addrs[0], log
 }
 
 // writeUsers writes a users file of reader, writer and admin, whose passwords are their names
