@@ -122,9 +122,9 @@ type Catalog struct {
 	mu   sync.Mutex
 	conn icecat.Catalog // nil until connected (always nil for type files)
 
-	totalsCache totalsCache
+	totalsCache snapshotCache[int64]
 	footers     footerCache
-	statsCache  statsCache
+	statsCache  snapshotCache[*fileSummary]
 }
 
 var _ catalog.NamespacedCatalog = (*Catalog)(nil)

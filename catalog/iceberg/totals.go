@@ -1,58 +1,11 @@
 package iceberg
 
 import (
-	"container/list"
 	"context"
 	"strconv"
-	"sync"
 
 	"github.com/apache/iceberg-go/table"
 )
-
-// totalsCacheSize bounds the snapshots whose data-file counts a catalog remembers.
-const totalsCacheSize = 256
-
-// totalsCache remembers data-file counts by metadata location and snapshot id. Both name
-// immutable content, so an entry never goes stale; it only ages out.
-type totalsCache struct {
-	mu    sync.Mutex
-	byKey map[string]*list.Element
-	lru   list.List // front = most recently used; values are *totalsEntry
-}
-
-type totalsEntry struct {
-	key   string
-	files int64
-}
-
-func (c *totalsCache) get(key string) (int64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.byKey[key]; ok {
-		c.lru.MoveToFront(el)
-		return el.Value.(*totalsEntry).files, true
-	}
-	return 0, false
-}
-
-func (c *totalsCache) put(key string, files int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.byKey == nil {
-		c.byKey = map[string]*list.Element{}
-	}
-	if el, ok := c.byKey[key]; ok {
-		el.Value.(*totalsEntry).files = files
-		c.lru.MoveToFront(el)
-		return
-	}
-	c.byKey[key] = c.lru.PushFront(&totalsEntry{key: key, files: files})
-	for c.lru.Len() > totalsCacheSize {
-		old := c.lru.Back()
-		c.lru.Remove(old)
-		delete(c.byKey, old.Value.(*totalsEntry).key)
-	}
-}
 
 // totalFiles is the number of data files in t's pinned snapshot for EXPLAIN, "?" when it cannot
 // be counted: the snapshot summary's total-data-files; else, when planned was made without a
