@@ -15,6 +15,7 @@ import (
 	"github.com/cachedb/cachedb/catalog"
 	memcat "github.com/cachedb/cachedb/catalog/memory"
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/internal/mempool"
 	"github.com/cachedb/cachedb/sql"
 )
 
@@ -28,6 +29,9 @@ type Config struct {
 	BatchSize int
 	// Alloc is the allocator every query uses (default memory.DefaultAllocator).
 	Alloc memory.Allocator
+	// Pool is the process's memory budget: each statement's operators reserve their state from
+	// a group of it (default: a pool without a limit, which only counts).
+	Pool *mempool.Pool
 	// NoDemo leaves the demo table out of the catalog.
 	NoDemo bool
 	// Sources are catalogs queried beside the engine's own memory catalog (Iceberg catalogs),

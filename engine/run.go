@@ -14,6 +14,7 @@ import (
 	memcat "github.com/cachedb/cachedb/catalog/memory"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/mempool"
 	"github.com/cachedb/cachedb/internal/stream"
 	"github.com/cachedb/cachedb/planner"
 	"github.com/cachedb/cachedb/sql"
@@ -33,6 +34,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.Alloc == nil {
 		cfg.Alloc = memory.DefaultAllocator
+	}
+	if cfg.Pool == nil {
+		cfg.Pool = mempool.Unlimited()
 	}
 	if cfg.Memory == nil {
 		cfg.Memory = memcat.NewCatalog(cfg.CatalogName)
@@ -64,10 +68,14 @@ func (e *Engine) Partitions() int { return e.cfg.Partitions }
 // Alloc is the allocator every query of the engine uses.
 func (e *Engine) Alloc() memory.Allocator { return e.cfg.Alloc }
 
+// Pool is the process's memory budget.
+func (e *Engine) Pool() *mempool.Pool { return e.cfg.Pool }
+
 // taskContext returns the context of one query execution. Its cache must be released when
 // the execution's readers are (see run).
 func (e *Engine) taskContext(params []scalar.Scalar) *exec.TaskContext {
-	return &exec.TaskContext{Alloc: e.cfg.Alloc, Params: params, BatchSize: e.cfg.BatchSize, Cache: exec.NewQueryCache()}
+	return &exec.TaskContext{Alloc: e.cfg.Alloc, Params: params, BatchSize: e.cfg.BatchSize, Cache: exec.NewQueryCache(),
+		Memory: e.cfg.Pool.Group("this query", 0)}
 }
 
 // run executes op's single partition; releasing the returned reader also frees what the

@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
+
+	"github.com/cachedb/cachedb/internal/mempool"
 )
 
 // Operator is a node of a physical plan.
@@ -48,6 +50,21 @@ type TaskContext struct {
 	// Exchange reaches the other data nodes of a distributed execution (nil when the query runs
 	// in one process); Shuffle operators need it.
 	Exchange Exchange
+	// Memory is the query's share of the process's memory pool: operators reserve what they
+	// hold beyond one batch (hash tables, sort runs, aggregates) from it before holding it, and
+	// free it when they are released (nil: nothing is limited; see Reserve).
+	Memory *mempool.Group
+}
+
+// unlimitedMemory serves the reservations of task contexts without a Memory group.
+var unlimitedMemory = mempool.Unlimited().Group("this query", 0)
+
+// Reserve returns an empty reservation of the query's memory for c; the caller frees it.
+func (tc *TaskContext) Reserve(c mempool.Consumer) *mempool.Reservation {
+	if tc.Memory == nil {
+		return unlimitedMemory.Reserve(c)
+	}
+	return tc.Memory.Reserve(c)
 }
 
 // DefaultBatchSize is the row count operators aim for when they build new batches.
