@@ -67,8 +67,15 @@ func signAction(ctx context.Context, key *ticket.Keyring, action *flight.Action)
 	return metadata.AppendToOutgoingContext(ctx, actionAuthHeader, base64.RawURLEncoding.EncodeToString(raw))
 }
 
-// verifyAction checks the authentication that ctx's incoming metadata carries for action.
+// verifyAction checks the authentication that ctx's incoming metadata carries for action, and
+// records its nonce: the handler that carries out the action calls it, once per call.
 func verifyAction(ctx context.Context, key *ticket.Keyring, action *flight.Action, now time.Time) error {
+	return checkAction(ctx, key, action, now, true)
+}
+
+// checkAction checks action's authentication; with record, it also refuses a nonce already
+// received and records this one.
+func checkAction(ctx context.Context, key *ticket.Keyring, action *flight.Action, now time.Time, record bool) error {
 	if key == nil {
 		return nil
 	}
@@ -99,7 +106,7 @@ func verifyAction(ctx context.Context, key *ticket.Keyring, action *flight.Actio
 	if len(claim.Nonce) != actionNonceLen {
 		return refuse("its signature has no nonce (signed by an older cachedb: run one version across the cluster)")
 	}
-	if !receivedActions.first(claim.Nonce, expires, now) {
+	if record && !receivedActions.first(claim.Nonce, expires, now) {
 		return errs.Unauthenticatedf("%s: this signed call was already received: a replay is refused", action.Type)
 	}
 	return nil
@@ -140,13 +147,14 @@ func (g *replayGuard) first(nonce []byte, expires, now time.Time) bool {
 }
 
 // VerifyAction checks that the call in ctx carries a valid signature of action with key (nil:
-// refused), as every receiver of an internal action does. A server lets such a call through
-// without a user's login: only the processes of the cluster hold the secret.
+// refused). A server lets such a call through without a user's login: only the processes of the
+// cluster hold the secret. It gates the call and records nothing: the handler that carries the
+// action out verifies it again and refuses a replay.
 func VerifyAction(ctx context.Context, key *ticket.Keyring, action *flight.Action) error {
 	if key == nil {
 		return errs.Unauthenticatedf("%s: this process has no cluster secret to verify the call with", action.Type)
 	}
-	return verifyAction(ctx, key, action, time.Now())
+	return checkAction(ctx, key, action, time.Now(), false)
 }
 
 // SignedAction reports whether the call in ctx claims to be an internal action (it carries the

@@ -114,6 +114,7 @@ func openSources(ctx context.Context, cfg serverConfig) ([]catalog.Catalog, erro
 			DefaultNamespace: cc.DefaultNamespace,
 			SplitBytes:       cc.SplitBytes,
 			Tables:           cc.Tables,
+			LocationPrefixes: cc.LocationPrefixes,
 			Properties:       cc.Properties,
 			Storage:          cc.S3.merged(cfg.S3).storage(),
 		}
