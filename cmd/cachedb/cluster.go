@@ -100,7 +100,7 @@ func newWorkerCommand() *cobra.Command {
 	f.StringVar(&head, "head", defaultAddr, "HOST:PORT of the head")
 	f.StringVar(&id, "id", "", "node ID, unique in the cluster (default HOSTNAME:PORT)")
 	f.StringVar(&advertise, "advertise", "", "HOST:PORT the head and other nodes reach this node at (default: the listen address, with the hostname when it listens on all interfaces)")
-	secrets.register(cmd, "the head's cluster secret, which its tickets are signed with (prefer CACHEDB_CLUSTER_SECRET)")
+	secrets.register(cmd, "the head's cluster secret, which its tickets are signed with")
 	f.DurationVar(&statementTimeout, "statement-timeout", 0, statementTimeoutUsage)
 	f.DurationVar(&stageIdle, "stage-idle", node.DefaultStageIdle, stageIdleUsage)
 	sources.register(cmd)

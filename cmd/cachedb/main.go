@@ -9,7 +9,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -51,7 +50,13 @@ func flagsFromEnv(flags *pflag.FlagSet, lookup func(string) (string, bool)) erro
 		if f.Changed || firstErr != nil {
 			return
 		}
-		name := envPrefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		name := envName(f.Name)
+		if secret, ok := f.Value.(*secretValue); ok {
+			if v, ok := lookup(name); ok {
+				secret.setFromEnv(v)
+			}
+			return
+		}
 		if v, ok := lookup(name); ok {
 			if err := flags.Set(f.Name, v); err != nil {
 				firstErr = fmt.Errorf("environment variable %s=%q: %w", name, v, err)

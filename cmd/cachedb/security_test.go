@@ -25,7 +25,7 @@ func TestMutualTLSCluster(t *testing.T) {
 	node := ca.Write(t, dir, "node", "127.0.0.1")
 	client := ca.Write(t, dir, "trainer")
 	tlsArgs := []string{"--tls-cert", node.Cert, "--tls-key", node.Key, "--tls-client-ca", node.CA, "--tls-ca", node.CA}
-	warehouse, secret := "--warehouse="+warehouseDir, "--cluster-secret=test secret"
+	warehouse, secret := "--warehouse="+warehouseDir, secretFile(t, "cluster-secret", "test secret")
 	head, addr := startProcess(t, listeningLine, append([]string{"head", "--listen", "127.0.0.1:0", warehouse, secret}, tlsArgs...)...)
 	defer stopServe(t, head)
 	for _, id := range []string{"w1", "w2"} {
@@ -79,7 +79,7 @@ func TestPlaintextNeedsLoopbackOrInsecure(t *testing.T) {
 		want string
 	}{
 		{[]string{"serve", "--listen", "0.0.0.0:0"}, "refusing to serve plaintext on 0.0.0.0:0"},
-		{[]string{"worker", "--listen", ":0", "--cluster-secret=s"}, "refusing to serve plaintext on :0"},
+		{[]string{"worker", "--listen", ":0", secretFile(t, "cluster-secret", "s")}, "refusing to serve plaintext on :0"},
 		{[]string{"serve", "--tls-cert", files.Cert}, "--tls-cert and --tls-key go together"},
 		{[]string{"serve", "--tls-client-ca", files.CA}, "--tls-client-ca needs --tls-cert"},
 		{[]string{"serve", "--tls-cert", files.Cert, "--tls-key", files.Key, "--insecure"}, "contradict"},

@@ -76,7 +76,7 @@ func (s *serverFlags) register(cmd *cobra.Command) {
 	s.sources.register(cmd)
 	s.limits.register(cmd)
 	s.security.register(cmd)
-	s.secrets.register(cmd, "key the head signs tickets with and data nodes verify them with; the same on every node (prefer CACHEDB_CLUSTER_SECRET; default: random, for in-process data nodes only)")
+	s.secrets.register(cmd, "key the head signs tickets with and data nodes verify them with; the same on every node (default: random, for in-process data nodes only)")
 	f.DurationVar(&s.cluster.HeartbeatInterval, "heartbeat-interval", cluster.DefaultHeartbeatInterval, "how often data nodes are told to heartbeat")
 	f.DurationVar(&s.cluster.SuspectAfter, "suspect-after", cluster.DefaultSuspectAfter, "silence after which a data node is suspect: no new work goes to it, nothing it holds moves")
 	f.DurationVar(&s.cluster.LostAfter, "lost-after", cluster.DefaultLostAfter, "silence after which a data node is marked lost and its dataset partitions are rebuilt on the others")
