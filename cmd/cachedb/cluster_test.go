@@ -26,8 +26,11 @@ func startProcess(t *testing.T, line *regexp.Regexp, args ...string) (*exec.Cmd,
 
 // startLogged runs cachedb with args until the test ends and waits, at most 30 s, until its
 // standard error has shown a line matching each of want; addrs[i] is the first group of want[i]'s
-// first match. log returns what the process has logged so far (all of it up to the last match;
-// later lines are read and dropped, so the process never blocks on its pipe).
+// first match. log returns what the process has logged so far (its first keptLog bytes; later
+// lines are read and dropped, so the process never blocks on its pipe).
+// keptLog bounds the log startLogged keeps of one process.
+const keptLog = 8 << 20
+
 func startLogged(t *testing.T, want []*regexp.Regexp, args ...string) (cmd *exec.Cmd, addrs []string, log func() string) {
 	t.Helper()
 	cmd = exec.Command(binary, args...)
@@ -72,6 +75,14 @@ func startLogged(t *testing.T, want []*regexp.Regexp, args ...string) (cmd *exec
 		}
 		if left == 0 {
 			found <- got
+		}
+		// Later lines are kept too (up to keptLog bytes), so that a test can wait for one.
+		for sc.Scan() {
+			mu.Lock()
+			if lines.Len() < keptLog {
+				lines.WriteString(sc.Text() + "\n")
+			}
+			mu.Unlock()
 		}
 		_, _ = io.Copy(io.Discard, stderr)
 	}()

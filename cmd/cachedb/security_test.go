@@ -204,4 +204,12 @@ func TestLoginsOverTLS(t *testing.T) {
 	if err != nil || !strings.Contains(out, "dataset feats materialized") {
 		t.Errorf("an admin's load: %v\n%s%s", err, out, errOut)
 	}
+	// Who made a dataset is in the log (the line comes once the load has answered).
+	deadline = time.Now().Add(30 * time.Second)
+	for !strings.Contains(log(), "dataset loaded dataset=feats") || !strings.Contains(log(), "user=admin") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line says who loaded feats:\n%s", log())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
