@@ -97,6 +97,10 @@ type Options struct {
 	// call carries; a call without one is refused with UNAUTHENTICATED. Nil: no logins, any
 	// client may call (a bearer token, when sent, is still verified).
 	Users *auth.Users
+	// JWTs, when set, requires every client to log in too, and accepts JSON Web Tokens it
+	// verifies as bearer tokens (an OIDC provider's, Kubernetes service-account tokens): the
+	// user and role come from the token's claims. Give every process of a cluster the same keys.
+	JWTs *auth.JWTs
 	// TokenTTL is how long a login's bearer token is valid (default auth.DefaultTokenTTL).
 	TokenTTL time.Duration
 	// LoginBurst and LoginEvery limit failed logins per client address: LoginBurst at once, then
