@@ -28,6 +28,7 @@ type clientFlags struct {
 	ca, cert, key string
 	user          string
 	password      secretValue
+	token         secretValue
 }
 
 func (c *clientFlags) register(cmd *cobra.Command) {
@@ -38,6 +39,7 @@ func (c *clientFlags) register(cmd *cobra.Command) {
 	f.StringVar(&c.key, "tls-key", "", "PEM private key of --tls-cert")
 	f.StringVar(&c.user, "user", "", "log in as this user (the server's --users file)")
 	registerSecret(f, &c.password, "password", "the user's password (asked on the terminal when not given)")
+	registerSecret(f, &c.token, "token", "a bearer token to send instead of logging in (an identity provider's JWT)")
 }
 
 // dialer opens connections as the flags say: which transport, and the login whose bearer token
@@ -55,7 +57,14 @@ func (c *clientFlags) dialer() (*dialer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &dialer{user: c.user, password: password, token: &bearerToken{}}
+	token, err := c.token.get()
+	if err != nil {
+		return nil, err
+	}
+	if token != "" && c.user != "" {
+		return nil, fmt.Errorf("--user and a bearer token (CACHEDB_TOKEN, --token-file) are two ways to log in: give one")
+	}
+	d := &dialer{user: c.user, password: password, token: &bearerToken{token: token}}
 	if (c.cert == "") != (c.key == "") {
 		return nil, fmt.Errorf("--tls-cert and --tls-key go together: give both or neither")
 	}
