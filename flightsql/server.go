@@ -120,6 +120,9 @@ type Options struct {
 	// wrapper must pass every call it does not serve to the service it wraps. Its errors pass
 	// through the same status mapping as the server's own.
 	Extend func(flight.FlightServer) flight.FlightServer
+	// PathDataset is the dataset a plain Flight PATH descriptor [shard, shards] reads (path.go:
+	// Kubeflow Trainer's DataCacheDataset). Empty: such a descriptor must name its dataset.
+	PathDataset string
 }
 
 func (o Options) withDefaults() Options {
@@ -216,6 +219,7 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 	}
 	s.grpc = grpc.NewServer(serverOpts...)
 	var svc flight.FlightServer = &loadService{FlightServer: stopOnSendFailure{fsql.NewFlightServerWithAllocator(s, opts.Alloc)}, s: s}
+	svc = &pathService{FlightServer: svc, s: s}
 	if opts.Extend != nil {
 		svc = opts.Extend(svc)
 	}
