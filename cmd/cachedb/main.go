@@ -9,6 +9,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -18,7 +19,13 @@ import (
 const envPrefix = "CACHEDB_"
 
 func main() {
-	if err := newRootCommand().Execute(); err != nil {
+	root := newRootCommand()
+	if role := filepath.Base(os.Args[0]); role == "head" || role == "worker" {
+		// Run as `head …` or `worker …` (links named so, as Kubeflow Trainer's data cache
+		// pods' commands are): the role is the subcommand.
+		root.SetArgs(append([]string{role}, os.Args[1:]...))
+	}
+	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "cachedb:", err)
 		os.Exit(1)
 	}

@@ -65,6 +65,8 @@ type serverFlags struct {
 	limits    limitFlags
 	security  securityFlags
 	observe   observeFlags
+	// kubeflow, when set, makes the head Kubeflow Trainer's data cache (kubeflow.go).
+	kubeflow *kubeflowHead
 }
 
 func (s *serverFlags) register(cmd *cobra.Command) {
@@ -134,7 +136,7 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	return serve(ctx, listen, engine.Config{
 		CatalogName: s.catalog, NoDemo: s.noDemo, NoPushdown: s.noPushdown,
 		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog,
-	}, s.stageIdle, s.cluster, key, workers, s.statementTimeout, s.limits, sec, ready)
+	}, s.stageIdle, s.cluster, key, workers, s.statementTimeout, s.limits, sec, ready, s.kubeflow)
 }
 
 // serve runs the head until ctx ends, then stops it gracefully: the Flight SQL server with the
@@ -143,7 +145,7 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 // accepts connections, so a supervisor (or a test) can wait for that line. sec protects the
 // head's port and its in-process data nodes' alike. It sets ready's starting condition once the
 // server, the membership and the data nodes run.
-func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time.Duration, ccfg cluster.Config, key *ticket.Keyring, workers int, statementTimeout time.Duration, limits limitFlags, sec security, ready *httpserve.Readiness) error {
+func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time.Duration, ccfg cluster.Config, key *ticket.Keyring, workers int, statementTimeout time.Duration, limits limitFlags, sec security, ready *httpserve.Readiness, kf *kubeflowHead) error {
 	ccfg.OnChange = logMembership
 	members := cluster.NewMembership(ccfg)
 	// Data nodes run the same source catalogs (they read the same tables), not the head's own
@@ -176,7 +178,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time
 		Version: version, Extend: cluster.NewActions(members, key).Wrap, Node: rt,
 		TicketKey: key, DataNodes: func() []string { return aliveAddrs(members) },
 		ReachableNodes:   func() []string { return cluster.Addrs(cluster.ReachableNodes(members.Nodes())) },
-		StatementTimeout: statementTimeout,
+		StatementTimeout: statementTimeout, PathDataset: kf.pathDataset(),
 	})))
 	ready.Watch(srv.SetServing)
 	served := make(chan error, 1)
@@ -201,6 +203,9 @@ func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time
 			return err
 		}
 		nodes = append(nodes, w)
+	}
+	if kf != nil {
+		kf.start(clusterCtx, eng, members, ready)
 	}
 	ready.Set(starting, true)
 
