@@ -242,3 +242,40 @@ def test_endpoints_are_on_the_workers(cache):
     port = endpoint.rsplit(":", 1)[1]
     assert locations <= {f"grpc://127.0.0.{i + 1}:{port}" for i in range(1, WORKERS + 1)}
     assert len(locations) > 1
+
+
+def free_port_run(count: int) -> int:
+    """A port p with p..p+count-1 all free on loopback now."""
+    import socket
+
+    for _ in range(100):
+        base = free_port()
+        try:
+            socks = []
+            for p in range(base, base + count):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", p))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    pytest.fail(f"no {count} consecutive free ports")
+
+
+def test_standin_script(tmp_path):
+    """scripts/kubeflow-standin.sh starts a head and two workers in Kubeflow's local mode over
+    the embedded demo table and its --check reads every row once for 1, 4 and 7 shards."""
+    repo = pathlib.Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [str(repo / "scripts" / "kubeflow-standin.sh"), "-n", "2", "-p", str(free_port_run(3)), "-H", str(free_port_run(3)), "--check"],
+        env={**{k: v for k, v in os.environ.items() if k not in ("METADATA_LOC", "SCHEMA_NAME", "TABLE_NAME")}, "CACHEDB_BIN": cachedb_binary(), "KUBEFLOW_STANDIN_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "every row once for 1, 4 and 7 shards" in out.stderr
