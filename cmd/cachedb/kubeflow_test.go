@@ -88,6 +88,23 @@ func TestKubeflowEnv(t *testing.T) {
 	}
 }
 
+func TestKubeflowDatasetSpec(t *testing.T) {
+	h := kubeflowHead{env: &kubeflowEnv{metadataLoc: "s3a://b/m.json", schema: "sales", table: "orders"},
+		columns: []string{"id", "amount"}, filter: "amount > 0"}
+	spec := h.spec()
+	q, err := spec.Query()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The table is files.sales.orders (--table sales.orders=METADATA_LOC), narrowed as asked.
+	if want := "SELECT `id`, `amount` FROM `files.sales`.`orders` WHERE amount > 0"; q != want || spec.Name != "orders" {
+		t.Fatalf("dataset %s: %s, want %s", spec.Name, q, want)
+	}
+	if got := (*kubeflowHead)(nil).pathDataset(); got != "" {
+		t.Fatalf("a head outside Kubeflow mode reads PATH descriptors of dataset %q", got)
+	}
+}
+
 // freePort returns a TCP port free on loopback now.
 func freePort(t *testing.T) string {
 	t.Helper()
