@@ -18,6 +18,7 @@ then FlightClient(location.uri).do_get(endpoint.ticket) for every location of ev
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import signal
@@ -43,9 +44,9 @@ ROWS_PER_FILE = 2_500
 READY_TIMEOUT_S = 120
 
 
-def write_table(s3, workdir: pathlib.Path) -> tuple[str, int]:
-    """Writes kubeflow.samples (FILES appends, so FILES data files) with pyiceberg and returns its
-    metadata location in Kubeflow's s3a:// spelling and its row count."""
+def write_table(s3, workdir: pathlib.Path, name: str, files: int, rows_per_file: int) -> tuple[str, int]:
+    """Writes kubeflow.NAME (files appends, so that many data files) with pyiceberg and returns
+    its metadata location in Kubeflow's s3a:// spelling and its row count."""
     iceberg_fixtures.ensure_bucket(s3)
     catalog = iceberg_fixtures.open_catalog("kubeflow", workdir / "catalog.db", f"s3://{iceberg_fixtures.BUCKET}/kubeflow", s3)
     catalog.create_namespace_if_not_exists("kubeflow")
@@ -54,16 +55,16 @@ def write_table(s3, workdir: pathlib.Path) -> tuple[str, int]:
         NestedField(2, "feature", FloatType(), required=False),
         NestedField(3, "label", IntegerType(), required=False),
     )
-    table = catalog.create_table("kubeflow.samples", schema)
+    table = catalog.create_table(f"kubeflow.{name}", schema)
     arrow_schema = schema.as_arrow()
-    for f in range(FILES):
-        ids = list(range(f * ROWS_PER_FILE, (f + 1) * ROWS_PER_FILE))
+    for f in range(files):
+        ids = list(range(f * rows_per_file, (f + 1) * rows_per_file))
         table.append(
             pa.table({"id": ids, "feature": [i / 7 for i in ids], "label": [i % 5 for i in ids]}, schema=arrow_schema)
         )
     location = table.metadata_location
     assert location.startswith("s3://")
-    return "s3a://" + location[len("s3://") :], FILES * ROWS_PER_FILE
+    return "s3a://" + location[len("s3://") :], files * rows_per_file
 
 
 class Pod:
@@ -118,31 +119,32 @@ class Pod:
         os.unlink(self.log_path)
 
 
-@pytest.fixture(scope="module")
-def cache(minio, tmp_path_factory):
-    """The head and its workers, all ready; yields (the head's grpc:// endpoint, the row count)."""
-    metadata_loc, rows = write_table(minio, tmp_path_factory.mktemp("kubeflow"))
+@contextlib.contextmanager
+def running_cache(s3, workdir: pathlib.Path, name: str, files: int, rows_per_file: int):
+    """Writes kubeflow.NAME, starts a head and WORKERS workers over it with Kubeflow's
+    environment and yields (the head's grpc:// endpoint, the row count) once all are ready."""
+    metadata_loc, rows = write_table(s3, workdir, name, files, rows_per_file)
     port = free_port()
     env = {
         "PATH": os.environ.get("PATH", ""),
-        "HOME": str(tmp_path_factory.mktemp("home")),
+        "HOME": str(workdir),
         "METADATA_LOC": metadata_loc,
         "SCHEMA_NAME": "kubeflow",
-        "TABLE_NAME": "samples",
+        "TABLE_NAME": name,
         "LWS_LEADER_ADDRESS": "127.0.0.1",
         "LWS_GROUP_SIZE": str(WORKERS + 1),
-        "AWS_ACCESS_KEY_ID": minio.access_key_id,
-        "AWS_SECRET_ACCESS_KEY": minio.secret_access_key,
-        "AWS_REGION": minio.region,
+        "AWS_ACCESS_KEY_ID": s3.access_key_id,
+        "AWS_SECRET_ACCESS_KEY": s3.secret_access_key,
+        "AWS_REGION": s3.region,
         "AWS_EC2_METADATA_DISABLED": "true",
-        "CACHEDB_S3_ENDPOINT": minio.endpoint,
+        "CACHEDB_S3_ENDPOINT": s3.endpoint,
     }
     pods = []
     try:
         head = Pod("head", "127.0.0.1", port, {**env, "LWS_WORKER_INDEX": "0", "HEALTH_PORT": str(free_port())})
         pods.append(head)
         # Not ready while its workers are missing, and it says what it waits for.
-        assert "dataset samples loaded" in head.await_ready(503)
+        assert f"dataset {name} loaded" in head.await_ready(503)
         for i in range(1, WORKERS + 1):
             pods.append(Pod("worker", f"127.0.0.{i + 1}", port, {**env, "LWS_WORKER_INDEX": str(i), "HEALTH_PORT": str(free_port())}))
         for pod in pods:
@@ -151,6 +153,13 @@ def cache(minio, tmp_path_factory):
     finally:
         for pod in pods:
             pod.stop()
+
+
+@pytest.fixture(scope="module")
+def cache(minio, tmp_path_factory):
+    """kubeflow.samples (FILES data files) on a head and WORKERS workers, all ready."""
+    with running_cache(minio, tmp_path_factory.mktemp("kubeflow"), "samples", FILES, ROWS_PER_FILE) as c:
+        yield c
 
 
 class DataCacheDataset:
@@ -227,6 +236,23 @@ def test_every_row_once_per_epoch(cache, world_size, num_workers):
                 ids.extend(got)
         assert len(ids) == rows
         assert sorted(ids) == list(range(rows))
+
+
+def test_fewer_rows_than_shards_and_nodes(minio, tmp_path):
+    """A table of 3 rows in one data file on three workers: nodes holding no rows, and 7 shards
+    of which most are empty. Every shard answers (an empty one with no endpoints), and the rows
+    arrive once."""
+    with running_cache(minio, tmp_path, "tiny", 1, 3) as (endpoint, rows):
+        ds = DataCacheDataset(endpoint)
+        for total in (1, 4, 7):
+            ids = []
+            for index in range(total):
+                got = [i for chunk in ds.iterate(index, total, 0, 1) for i in chunk.column("id").to_pylist()]
+                assert ds.last_info.total_records == len(got)
+                if not got:
+                    assert ds.last_info.endpoints == []
+                ids.extend(got)
+            assert sorted(ids) == list(range(rows))
 
 
 def test_endpoints_are_on_the_workers(cache):
