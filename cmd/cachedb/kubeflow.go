@@ -220,11 +220,9 @@ func kubeflowSetup(cmd *cobra.Command, args []string, role string) (*kubeflowEnv
 			return nil, err
 		}
 	}
-	if !f.Changed("cluster-secret") {
-		slog.Warn("Kubeflow mode: no --cluster-secret (CACHEDB_CLUSTER_SECRET) given, so tickets are signed with a key derived from the pods' shared environment, which anyone who can read the pod specs can derive; keep the cache's ports inside the namespace")
-		if err := f.Set("cluster-secret", k.clusterSecret()); err != nil {
-			return nil, err
-		}
+	if secret, ok := f.Lookup("cluster-secret").Value.(*secretValue); ok && !secret.given() {
+		slog.Warn("Kubeflow mode: no cluster secret (CACHEDB_CLUSTER_SECRET or --cluster-secret-file) given, so tickets are signed with a key derived from the pods' shared environment, which anyone who can read the pod specs can derive; keep the cache's ports inside the namespace")
+		secret.setFromEnv(k.clusterSecret())
 	}
 	if err := f.Set("table", k.tableName()+"="+k.metadataLoc); err != nil {
 		return nil, err

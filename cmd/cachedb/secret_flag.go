@@ -56,6 +56,9 @@ func (v *secretValue) String() string {
 
 func (v *secretValue) Type() string { return "secret" }
 
+// given reports whether the environment, a file or the command line gave the secret.
+func (v *secretValue) given() bool { return v.value != "" || v.file != "" || v.onCommandLine }
+
 // get returns the secret: from its file, or the environment ("" when neither gives one).
 func (v *secretValue) get() (string, error) {
 	if v.onCommandLine {
