@@ -45,6 +45,7 @@ help:
 	@echo "make bench-iceberg  pushdown on a wide Iceberg table in MinIO vs --no-pushdown, DuckDB, pyiceberg"
 	@echo "make bench-cluster  datasets and divided queries on 1, 2 and 4 data nodes vs reading Iceberg"
 	@echo "make bench-training training epochs into torch tensors vs raw Flight and vs re-reading Parquet"
+	@echo "make bench-small-batches  small batches from DataLoader workers vs in process"
 	@echo "make bench-ingest   bulk ingest (ADBC, pandas to_sql, polars write_database) vs reading the rows back"
 	@echo "make bench-membership [MINUTES=10]  a busy, throttled, stopped and killed data node: what moves"
 	@echo "make bench-tpch [SF=1]  the 22 TPC-H queries on cachedb over Iceberg vs DuckDB, answers checked"
@@ -137,6 +138,12 @@ bench-planning:
 bench-training: build python-client
 	$(GO) build -o bin/rawflight ./bench/training/rawflight
 	$(PYTHON) bench/training/main.py
+
+# Small batches with DataLoader workers: turns of batches vs one batch per transfer vs in
+# process; writes bench/results/small_batches.json. About a minute.
+.PHONY: bench-small-batches
+bench-small-batches: build
+	$(PYTHON) bench/training/small_batches.py
 
 # Membership on a busy machine: a head and three worker processes idle under saturating load,
 # a throttled, a stopped and a killed node; writes bench/results/membership.json. MINUTES sets

@@ -214,13 +214,17 @@ func (m ShareMode) String() string {
 // EpochReader is one reader of an epoch: a DataLoader worker of a rank.
 //
 // A rank's share is a contiguous stretch of the epoch order (RankRange). Counted from Offset,
-// the rank's rows are cut into batches of BatchSize; worker w reads batches w, w+NumWorkers, …
-// So a DataLoader that takes one batch from each worker in turn yields the rank's share in
-// order, and a rank that consumed Offset rows resumes with its row Offset+1.
+// the rank's rows are cut into batches of BatchSize, and the batches into turns of
+// WorkerBatches batches (default 1); worker w reads turns w, w+NumWorkers, … So a DataLoader
+// that takes one turn from each worker in turn yields the rank's share in order, and a rank that
+// consumed Offset rows resumes with its row Offset+1. A turn of many small batches lets a
+// worker hand them over at once (one transfer between processes instead of one per batch).
 type EpochReader struct {
 	WorldSize, Rank    int
 	NumWorkers, Worker int
 	BatchSize          int
+	// WorkerBatches is how many consecutive batches a worker reads per turn (0 or 1: one).
+	WorkerBatches int
 	// Offset is where the rank resumes: the rows of its share it already consumed. Batches
 	// are cut from Offset on.
 	Offset int64
@@ -241,6 +245,9 @@ type EpochReader struct {
 type EpochProgress struct {
 	Offsets []int64
 }
+
+// MaxWorkerBatches bounds EpochReader.WorkerBatches.
+const MaxWorkerBatches = 1 << 16
 
 // Limits of Resumed, so that a ticket carrying it stays small and a share is mapped quickly.
 const (
@@ -263,6 +270,8 @@ func (r EpochReader) Validate() error {
 		return errs.Invalidf("batch_size %d is negative", r.BatchSize)
 	case r.NumWorkers > 1 && r.BatchSize == 0:
 		return errs.Invalidf("num_workers %d needs a batch_size: workers take turns by batch", r.NumWorkers)
+	case r.WorkerBatches < 0 || r.WorkerBatches > MaxWorkerBatches:
+		return errs.Invalidf("worker_batches %d is not in [1, %d]", r.WorkerBatches, MaxWorkerBatches)
 	case r.Offset < 0 || r.Start < 0:
 		return errs.Invalidf("offset %d and start %d must not be negative", r.Offset, r.Start)
 	case len(r.Resumed) > MaxResumedJobs:
@@ -336,8 +345,8 @@ func position(start, t, total int64) int64 {
 
 // Ranges calls fn with the worker's stretches [t0, t1) of the rank's share (of rankRows rows),
 // clipped to [from, to), in increasing order, until fn returns false. Each stretch is one of
-// the worker's batches (or the part of it inside [from, to)); without a batch size the
-// worker's one stretch is everything from Offset on.
+// the worker's turns (or the part of it inside [from, to)); without a batch size the worker's
+// one stretch is everything from Offset on.
 func (r EpochReader) Ranges(rankRows, from, to int64, fn func(t0, t1 int64) bool) {
 	from, to = max(from, r.Offset, r.Start), min(to, rankRows)
 	if from >= to {
@@ -347,8 +356,8 @@ func (r EpochReader) Ranges(rankRows, from, to int64, fn func(t0, t1 int64) bool
 		fn(from, to)
 		return
 	}
-	b, nw := int64(r.BatchSize), int64(r.NumWorkers)
-	// The first of the worker's batches that ends after from.
+	b, nw := int64(r.BatchSize)*int64(max(r.WorkerBatches, 1)), int64(r.NumWorkers)
+	// The first of the worker's turns that ends after from.
 	j := (from - r.Offset) / b
 	if rem := (j - int64(r.Worker)) % nw; rem != 0 {
 		if rem < 0 {

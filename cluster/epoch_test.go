@@ -127,7 +127,8 @@ func TestEpochReadsProperties(t *testing.T) {
 			count := map[int64]int{}
 			var shares []int64
 			for rank := range world {
-				r := EpochReader{WorldSize: world, Rank: rank, NumWorkers: workers, BatchSize: batch, Shares: mode}
+				// Workers take turns of one to three batches, depending on the case.
+				r := EpochReader{WorldSize: world, Rank: rank, NumWorkers: workers, BatchSize: batch, WorkerBatches: 1 + int(total%3), Shares: mode}
 				if err := r.Validate(); err != nil {
 					t.Fatal(name, err)
 				}
@@ -452,5 +453,21 @@ func TestDropLastThatEmptiesAnEpochIsRefused(t *testing.T) {
 	}
 	if err := (EpochReader{WorldSize: 3, NumWorkers: 1, Shares: SharesDropLast}).CheckShares(2); err == nil {
 		t.Error("drop_last of 2 rows among 3 ranks without batches accepted")
+	}
+}
+
+func TestWorkersTakeTurnsOfSeveralBatches(t *testing.T) {
+	r := EpochReader{WorldSize: 1, NumWorkers: 2, Worker: 1, BatchSize: 2, WorkerBatches: 3, Offset: 1}
+	var got [][2]int64
+	r.Ranges(20, 0, 20, func(t0, t1 int64) bool {
+		got = append(got, [2]int64{t0, t1})
+		return true
+	})
+	// Turns of 3 batches of 2 rows from offset 1: worker 0 has [1, 7) and [13, 19).
+	if want := [][2]int64{{7, 13}, {19, 20}}; !slices.Equal(got, want) {
+		t.Errorf("worker 1's turns: %v, want %v", got, want)
+	}
+	if err := (EpochReader{WorldSize: 1, NumWorkers: 1, WorkerBatches: MaxWorkerBatches + 1}).Validate(); err == nil {
+		t.Error("worker_batches past its bound was accepted")
 	}
 }

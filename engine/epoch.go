@@ -50,7 +50,7 @@ func DefaultEpochRequest() EpochRequest {
 }
 
 // EpochOptionNames lists the options a training read takes, as ParseEpochOptions reads them.
-var EpochOptionNames = []string{"seed", "epoch", "shuffle", "chunk_rows", "window_rows", "rank", "world_size", "worker", "num_workers", "batch_size", "offset", "start", "shares", "generation", "order_key", "resume"}
+var EpochOptionNames = []string{"seed", "epoch", "shuffle", "chunk_rows", "window_rows", "rank", "world_size", "worker", "num_workers", "batch_size", "worker_batches", "offset", "start", "shares", "generation", "order_key", "resume"}
 
 // ParseEpochOptions reads a training read's options (names as in EpochOptionNames, values as
 // text) over DefaultEpochRequest. An unknown name or a value that is not a number of the
@@ -87,6 +87,8 @@ func ParseEpochOptions(opts map[string]string) (EpochRequest, error) {
 			count(&req.Reader.NumWorkers)
 		case "batch_size":
 			count(&req.Reader.BatchSize)
+		case "worker_batches":
+			count(&req.Reader.WorkerBatches)
 		case "offset":
 			req.Reader.Offset, err = strconv.ParseInt(value, 10, 64)
 		case "start":

@@ -132,6 +132,7 @@ type trainingTicket struct {
 	NumWorkers       int               `json:"num_workers,omitempty"`
 	Worker           int               `json:"worker,omitempty"`
 	BatchSize        int               `json:"batch_size,omitempty"`
+	WorkerBatches    int               `json:"worker_batches,omitempty"`
 	Offset           int64             `json:"offset,omitempty"`
 	Start            int64             `json:"start,omitempty"`
 	Shares           cluster.ShareMode `json:"shares,omitempty"`
@@ -156,7 +157,7 @@ func newTrainingTicket(e engine.EpochSlice) trainingTicket {
 		Dataset: e.Dataset, Generation: e.Generation, Columns: e.Columns, Names: e.Names, PartRows: e.PartRows,
 		Seed: r.Seed, Epoch: r.Epoch, Shuffle: r.Shuffle, ChunkRows: r.ChunkRows, WindowRows: r.WindowRows, PinnedGeneration: r.Generation,
 		WorldSize: rd.WorldSize, Rank: rd.Rank, NumWorkers: rd.NumWorkers, Worker: rd.Worker, BatchSize: rd.BatchSize,
-		Offset: rd.Offset, Start: rd.Start, Shares: rd.Shares, From: e.From, To: e.To,
+		WorkerBatches: rd.WorkerBatches, Offset: rd.Offset, Start: rd.Start, Shares: rd.Shares, From: e.From, To: e.To,
 		PinnedOrderKey: r.OrderKey, Partitions: e.Partitions,
 	}
 	for _, p := range rd.Resumed {
@@ -178,7 +179,7 @@ func (t trainingTicket) slice() (engine.EpochSlice, error) {
 	if len(t.Names) != len(t.Columns) {
 		return engine.EpochSlice{}, errs.Invalidf("training ticket is malformed: %d columns and %d names", len(t.Columns), len(t.Names))
 	}
-	counts := append([]int{t.ChunkRows, t.WindowRows, t.WorldSize, t.Rank, t.NumWorkers, t.Worker, t.BatchSize, int(t.Shares)}, t.Columns...)
+	counts := append([]int{t.ChunkRows, t.WindowRows, t.WorldSize, t.Rank, t.NumWorkers, t.Worker, t.BatchSize, t.WorkerBatches, int(t.Shares)}, t.Columns...)
 	for _, n := range counts {
 		if n < 0 || n > maxTrainingCount {
 			return engine.EpochSlice{}, errs.Invalidf("training ticket is malformed: %d is out of range", n)
@@ -199,7 +200,7 @@ func (t trainingTicket) slice() (engine.EpochSlice, error) {
 			Seed: t.Seed, Epoch: t.Epoch, Shuffle: t.Shuffle, ChunkRows: t.ChunkRows, WindowRows: t.WindowRows, Generation: t.PinnedGeneration, OrderKey: t.PinnedOrderKey,
 			Reader: cluster.EpochReader{
 				WorldSize: t.WorldSize, Rank: t.Rank, NumWorkers: t.NumWorkers, Worker: t.Worker, BatchSize: t.BatchSize,
-				Offset: t.Offset, Start: t.Start, Shares: t.Shares, Resumed: resumed,
+				WorkerBatches: t.WorkerBatches, Offset: t.Offset, Start: t.Start, Shares: t.Shares, Resumed: resumed,
 			},
 		},
 		From: t.From, To: t.To,

@@ -409,7 +409,12 @@ class CacheDataset(IterableDataset):
                 opts["resume"] = encode_resumed(resumed)
         if start:
             opts["start"] = start
+        if num_workers > 1 and self._worker_batches > 1:
+            opts["worker_batches"] = self._worker_batches
         return opts
+
+    # Batches a DataLoader worker hands over at once (cachedb.DataLoader sets it; see Turn).
+    _worker_batches = 1
 
     def __iter__(self) -> Iterator[Any]:
         info = get_worker_info()
@@ -418,8 +423,13 @@ class CacheDataset(IterableDataset):
         if in_process:
             self._begin()
         device = self.device if in_process else None
-        for batch in self._batches(worker, num_workers):
+        turn = 1 if in_process else self._worker_batches
+        for batch in self._batches(worker, num_workers, turn):
             out = self.from_arrow_rb_to_tensor(batch)
+            if turn > 1:
+                # Several batches at once, cut apart by cachedb.DataLoader in the main process.
+                yield Turn(out, self.batch_size)
+                continue
             if device is not None:
                 out = to_device(out, device)
             # A batch counts as consumed once it is handed over.
@@ -437,24 +447,27 @@ class CacheDataset(IterableDataset):
             yield min(wait, self.MAX_RETRY_WAIT)
             wait *= 2
 
-    def _batches(self, worker: int, num_workers: int) -> Iterator[pa.RecordBatch]:
+    def _batches(self, worker: int, num_workers: int, turn: int = 1) -> Iterator[pa.RecordBatch]:
         """This worker's batches in order, planned again after a failure from the first batch it
-        had not yielded yet."""
+        had not yielded yet. With turn > 1 the worker reads turns of that many consecutive
+        batches and yields each turn as one record batch."""
         b = self.batch_size
         clients = FlightClients(self.address, self.timeout, self.security)
-        yielded = 0
+        yielded = 0  # batches of b rows
         waits = self.retry_waits()
         failures, began = 0, time.monotonic()
         try:
             while True:
-                start = self._offset + (worker + yielded * num_workers) * b if yielded else 0
+                # The worker's yielded-th batch is batch j of its t-th turn.
+                t, j = divmod(yielded, turn)
+                start = self._offset + ((t * num_workers + worker) * turn + j) * b if yielded else 0
                 try:
                     info = clients.flight_info(self.query, option_headers(self._options(worker, num_workers, start)))
-                    for batch in rebatch(stream_endpoints(clients, info.endpoints, self.prefetch), b):
+                    for batch in rebatch(stream_endpoints(clients, info.endpoints, self.prefetch), b * turn):
                         yield batch
                         if failures:
                             waits, failures, began = self.retry_waits(), 0, time.monotonic()
-                        yielded += 1
+                        yielded += -(-batch.num_rows // b)
                     return
                 except _RETRIABLE as e:
                     failures += 1
@@ -535,6 +548,15 @@ def _combine(pieces: List[pa.RecordBatch]) -> pa.RecordBatch:
     return pa.Table.from_batches(pieces).combine_chunks().to_batches()[0]
 
 
+def _converts_by_default(dataset: Any) -> bool:
+    """Whether dataset is a CacheDataset converting batches with its own default converter."""
+    return (
+        isinstance(dataset, CacheDataset)
+        and "from_arrow_rb_to_tensor" not in vars(dataset)
+        and type(dataset).from_arrow_rb_to_tensor is CacheDataset.from_arrow_rb_to_tensor
+    )
+
+
 def to_device(batch: Any, device: torch.device) -> Any:
     """Moves the tensors of a batch (a tensor, or a dict, list or tuple of them) to device; to
     CUDA from pinned memory without blocking."""
@@ -547,6 +569,50 @@ def to_device(batch: Any, device: torch.device) -> Any:
     if isinstance(batch, (list, tuple)):
         return type(batch)(to_device(v, device) for v in batch)
     return batch
+
+
+class Turn:
+    """Consecutive batches a DataLoader worker hands over at once: the converted tensors of
+    their rows together, cut into batches of ``batch_size`` rows (views, no copy) in the main
+    process. One transfer between processes per turn instead of per batch is what makes small
+    batches with workers as fast as in one process."""
+
+    def __init__(self, tensors: Any, batch_size: int):
+        self.tensors = tensors
+        self.batch_size = batch_size
+
+    def pin_memory(self) -> "Turn":
+        # The DataLoader's pin-memory thread calls this for objects it does not know.
+        return Turn(_map_tensors(self.tensors, lambda t: t.pin_memory()), self.batch_size)
+
+    def batches(self) -> Iterator[Any]:
+        rows = _rows(self.tensors)
+        for at in range(0, rows, self.batch_size):
+            yield _map_tensors(self.tensors, lambda t, at=at: t[at:at + self.batch_size])
+
+
+def _map_tensors(batch: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
+    if isinstance(batch, torch.Tensor):
+        return fn(batch)
+    if isinstance(batch, dict):
+        return {k: _map_tensors(v, fn) for k, v in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(_map_tensors(v, fn) for v in batch)
+    return batch
+
+
+def _rows(batch: Any) -> int:
+    if isinstance(batch, torch.Tensor):
+        return int(batch.shape[0]) if batch.dim() > 0 else 1
+    if isinstance(batch, dict):
+        return _rows(next(iter(batch.values()))) if batch else 0
+    if isinstance(batch, (list, tuple)):
+        return _rows(batch[0]) if batch else 0
+    return 0
+
+
+# Rows a DataLoader worker hands over at once when batches are smaller (see Turn).
+TURN_ROWS = 8192
 
 
 class DataLoader(torch.utils.data.DataLoader):
@@ -565,6 +631,10 @@ class DataLoader(torch.utils.data.DataLoader):
 
     def __init__(self, dataset: CacheDataset, device: Optional[Any] = None, **kwargs):
         kwargs.setdefault("batch_size", None)
+        if kwargs.get("num_workers", 0) > 0 and _converts_by_default(dataset):
+            # Workers hand over turns of small batches (Turn); a converter of one's own gets
+            # exactly one batch at a time, as documented.
+            dataset._worker_batches = max(1, TURN_ROWS // dataset.batch_size)
         if kwargs.get("num_workers", 0) > 0:
             kwargs.setdefault("multiprocessing_context", "spawn")
             kwargs.setdefault("persistent_workers", True)
@@ -578,12 +648,13 @@ class DataLoader(torch.utils.data.DataLoader):
     def __iter__(self):
         ds: CacheDataset = self.dataset  # type: ignore[assignment]
         ds._begin()
-        for batch in super().__iter__():
-            if self.device is not None:
-                batch = to_device(batch, self.device)
-            if self.num_workers > 0:
-                ds.note_consumed()
-            yield batch
+        for item in super().__iter__():
+            for batch in item.batches() if isinstance(item, Turn) else (item,):
+                if self.device is not None:
+                    batch = to_device(batch, self.device)
+                if self.num_workers > 0:
+                    ds.note_consumed()
+                yield batch
         if self.num_workers > 0:
             ds.note_complete()
 

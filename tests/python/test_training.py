@@ -197,6 +197,30 @@ def test_shuffle_is_deterministic_and_differs_by_epoch(cluster):
     assert sorted(plain) == list(range(ROWS)) and plain != e0
 
 
+def test_small_batches_with_workers_come_in_turns_in_the_same_order(cluster):
+    """Workers hand small batches over in turns of many (one transfer each); the loop still
+    gets batches of batch_size in exactly the in-process order, and resumes mid-turn."""
+
+    def loader(workers: int) -> cachedb.DataLoader:
+        ds = cachedb.CacheDataset(cluster.addr, DATASET, columns=["ride_id"], batch_size=7, seed=4, **WINDOW)
+        return cachedb.DataLoader(ds, num_workers=workers)
+
+    in_process = [b["ride_id"].tolist() for b in loader(0)]
+    with_workers = loader(3)
+    assert with_workers.dataset._worker_batches > 100
+    assert [b["ride_id"].tolist() for b in with_workers] == in_process
+    stopped = loader(2)
+    seen = []
+    for b in stopped:
+        seen.append(b["ride_id"].tolist())
+        if len(seen) == 1001:  # inside a worker's turn
+            state = stopped.state_dict()
+            break
+    resumed = loader(3)
+    resumed.load_state_dict(state)
+    assert seen + [b["ride_id"].tolist() for b in resumed] == in_process
+
+
 def test_set_epoch_and_state_dict_resume(cluster):
     ds = cachedb.CacheDataset(cluster.addr, DATASET, columns=["ride_id"], batch_size=100, seed=3, rank=1, world_size=2, **WINDOW)
     loader = cachedb.DataLoader(ds, num_workers=2)
