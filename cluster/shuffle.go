@@ -23,6 +23,11 @@ type Stage struct {
 	Catalog string            `json:"catalog,omitempty"`
 	Schema  string            `json:"schema,omitempty"`
 	Pins    map[string]string `json:"pins,omitempty"`
+	// MemoryLimit bounds what the execution reserves in each process it runs in, in bytes (0:
+	// only the process's limit); Timeout bounds each statement ticket of it from its DoGet (0:
+	// only the server's). Both are the session's limits (engine.Session) where it was planned.
+	MemoryLimit int64         `json:"memory_limit,omitempty"`
+	Timeout     time.Duration `json:"timeout,omitempty"`
 	// Nodes are the data node addresses taking part, by index.
 	Nodes []string `json:"nodes,omitempty"`
 	// Owners gives, for each distributed scan of the plan (by number), the index of the node

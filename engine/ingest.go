@@ -228,7 +228,7 @@ func (e *Engine) readIngest(ctx context.Context, rdr array.RecordReader, schema 
 			out = nil
 		}
 	}()
-	tc := e.taskContext(nil)
+	tc := e.taskContext(ctx, nil)
 	defer tc.Cache.Release()
 	var rows int64
 	for rdr.Next() {

@@ -57,9 +57,10 @@ func New(cfg Config) (*Engine, error) {
 }
 
 // TaskContext returns the context of one execution of operators the engine planned (PlanStage,
-// PlanTasks): the engine's allocator and batch size and a new cache, which the caller releases
-// when the execution's readers are released.
-func (e *Engine) TaskContext() *exec.TaskContext { return e.taskContext(nil) }
+// PlanTasks): the engine's allocator and batch size, a new cache, which the caller releases
+// when the execution's readers are released, and a memory group without a limit of its own
+// (set Memory to QueryMemory's for a session's limit).
+func (e *Engine) TaskContext() *exec.TaskContext { return e.taskContext(context.Background(), nil) }
 
 // Partitions is how many partitions the engine's plans are spread over: how many of a plan's
 // partitions a caller runs at once.
@@ -71,17 +72,18 @@ func (e *Engine) Alloc() memory.Allocator { return e.cfg.Alloc }
 // Pool is the process's memory budget.
 func (e *Engine) Pool() *mempool.Pool { return e.cfg.Pool }
 
-// taskContext returns the context of one query execution. Its cache must be released when
-// the execution's readers are (see run).
-func (e *Engine) taskContext(params []scalar.Scalar) *exec.TaskContext {
+// taskContext returns the context of one query execution run in ctx (its memory group is
+// bounded by ctx's session: QueryMemory). Its cache must be released when the execution's
+// readers are (see run).
+func (e *Engine) taskContext(ctx context.Context, params []scalar.Scalar) *exec.TaskContext {
 	return &exec.TaskContext{Alloc: e.cfg.Alloc, Params: params, BatchSize: e.cfg.BatchSize, Cache: exec.NewQueryCache(),
-		Memory: e.cfg.Pool.Group("this query", 0)}
+		Memory: e.QueryMemory(ctx)}
 }
 
 // run executes op's single partition; releasing the returned reader also frees what the
 // execution cached.
 func (e *Engine) run(ctx context.Context, op exec.Operator, params []scalar.Scalar) (array.RecordReader, error) {
-	tc := e.taskContext(params)
+	tc := e.taskContext(ctx, params)
 	rdr, err := op.Execute(ctx, 0, tc)
 	if err != nil {
 		tc.Cache.Release()

@@ -3,18 +3,26 @@ package engine
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/sql"
 )
 
-// Session is the per-client naming context a statement runs in: the catalog and db schema
-// (namespace) that unqualified table names resolve in first, as chosen by a Flight SQL client's
-// session options. The zero Session uses the engine's defaults (catalog.Set).
+// Session is the per-client context a statement runs in: the catalog and db schema (namespace)
+// that unqualified table names resolve in first, and the limits of the client's statements, as
+// chosen by a Flight SQL client's session options or SET. The zero Session uses the engine's
+// defaults (catalog.Set) and no limits of its own.
 type Session struct {
 	Catalog string
 	Schema  string
+	// MemoryLimit bounds what one statement of the session reserves from the memory pool, in
+	// bytes, in each process it runs in (0: only the process's limit). See Engine.QueryMemory.
+	MemoryLimit int64
+	// StatementTimeout bounds each statement of the session (0: only the server's own); the
+	// server applies it (the engine only carries it).
+	StatementTimeout time.Duration
 	// Pins fixes the versions of versioned tables by name as written (catalog.Set.WithPins):
 	// the Pins of a Prepare, given to the Execute of the same text, make it read exactly the
 	// table states the Prepare saw.
@@ -54,7 +62,8 @@ func (e *Engine) tablesFor(ctx context.Context) (*catalog.Set, error) {
 // UseSession reads a USE statement: whether text is one and, if so, the session it switches to
 // (the database as SHOW DATABASES names it: a catalog, catalog.namespace, or a namespace of the
 // default catalog). A database that does not exist is a NotFound error. The server keeps the
-// session (the engine keeps none); running the statement itself changes nothing.
+// session (the engine keeps none); running the statement itself changes nothing. The session
+// returned names only the database: the caller keeps the rest of its session (WithDatabase).
 func (e *Engine) UseSession(text string) (Session, bool, error) {
 	db, ok := sql.UseDatabase(text)
 	if !ok {
@@ -100,4 +109,10 @@ func (e *Engine) namespaceExists(s Session) error {
 		}
 	}
 	return errs.NotFoundf("Unknown database '%s'", db)
+}
+
+// WithDatabase is s switched to the catalog and schema of use (from UseSession), its limits kept.
+func (s Session) WithDatabase(use Session) Session {
+	s.Catalog, s.Schema = use.Catalog, use.Schema
+	return s
 }

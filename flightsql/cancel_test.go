@@ -54,7 +54,7 @@ func startCancelClusterWith(t *testing.T, opts Options) *cancelCluster {
 }
 
 // held describes what any process of the cluster still holds for distributed executions
-// ("" when nothing): executions, shuffle producers, and Arrow buffers.
+// ("" when nothing): executions, shuffle producers, memory reservations and Arrow buffers.
 func (c *cancelCluster) held() string {
 	var parts []string
 	if n := c.alloc.CurrentAlloc(); n > 0 {
@@ -63,6 +63,9 @@ func (c *cancelCluster) held() string {
 	for i, s := range append([]*testServer{c.head}, c.nodes...) {
 		if st := s.node.Stages(); st.Executions > 0 || st.Producers > 0 {
 			parts = append(parts, fmt.Sprintf("process %d: %d executions, %d producers", i, st.Executions, st.Producers))
+		}
+		if mem := s.eng.Pool().Stats(); mem.Reserved > 0 {
+			parts = append(parts, fmt.Sprintf("process %d: %d bytes reserved (%v)", i, mem.Reserved, mem.Consumers))
 		}
 	}
 	return strings.Join(parts, "; ")

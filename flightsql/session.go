@@ -2,8 +2,10 @@ package flightsql
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -13,20 +15,26 @@ import (
 
 	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/engine"
+	"github.com/cachedb/cachedb/internal/errs"
 )
 
 // Flight SQL session options (SetSessionOptions / GetSessionOptions / CloseSession) choose the
 // catalog and db schema unqualified table names resolve in: the options "catalog" and
-// "schema", which is what ADBC's adbc.connection.catalog / adbc.connection.db_schema set. The
-// server keeps no session state: the choice travels in a cookie the client returns on every
-// call (ADBC: database option adbc.flight.sql.rpc.with_cookie_middleware=true), and each call's
-// context carries it to the engine (engine.WithSession).
+// "schema", which is what ADBC's adbc.connection.catalog / adbc.connection.db_schema set; and
+// the limits of the session's statements: "memory_limit" (bytes, or a size such as "256MiB")
+// and "statement_timeout" (milliseconds, or a duration such as "30s"), which SET
+// cachedb_memory_limit and SET max_execution_time also change. The server keeps no session
+// state: the choices travel in a cookie the client returns on every call (ADBC: database option
+// adbc.flight.sql.rpc.with_cookie_middleware=true), and each call's context carries them to the
+// engine (engine.WithSession).
 
 const (
-	sessionCookie    = "cachedb_session"
-	optionCatalog    = "catalog"
-	optionSchema     = "schema"
-	sessionCookieAge = 7 * 24 * 3600
+	sessionCookie          = "cachedb_session"
+	optionCatalog          = "catalog"
+	optionSchema           = "schema"
+	optionMemoryLimit      = "memory_limit"
+	optionStatementTimeout = "statement_timeout"
+	sessionCookieAge       = 7 * 24 * 3600
 )
 
 // sessionFromMetadata reads the session cookie of an incoming call.
@@ -47,7 +55,14 @@ func sessionFromMetadata(ctx context.Context) engine.Session {
 }
 
 func encodeSession(s engine.Session) string {
-	return url.Values{optionCatalog: {s.Catalog}, optionSchema: {s.Schema}}.Encode()
+	v := url.Values{optionCatalog: {s.Catalog}, optionSchema: {s.Schema}}
+	if s.MemoryLimit > 0 {
+		v.Set(optionMemoryLimit, strconv.FormatInt(s.MemoryLimit, 10))
+	}
+	if s.StatementTimeout > 0 {
+		v.Set(optionStatementTimeout, s.StatementTimeout.String())
+	}
+	return v.Encode()
 }
 
 func decodeSession(v string) engine.Session {
@@ -59,7 +74,12 @@ func decodeSession(v string) engine.Session {
 	if err != nil {
 		return engine.Session{}
 	}
-	return engine.Session{Catalog: q.Get(optionCatalog), Schema: q.Get(optionSchema)}
+	s := engine.Session{Catalog: q.Get(optionCatalog), Schema: q.Get(optionSchema)}
+	// The cookie is the client's to send: a limit it garbled is no limit of its own, and the
+	// server's limits still hold.
+	s.MemoryLimit, _ = engine.ParseMemoryLimit(q.Get(optionMemoryLimit))
+	s.StatementTimeout, _ = engine.ParseStatementTimeout(q.Get(optionStatementTimeout))
+	return s
 }
 
 // setSessionCookie sends the session to the client (maxAge < 0 deletes it).
@@ -84,30 +104,49 @@ type sessionServerStream struct {
 
 func (s *sessionServerStream) Context() context.Context { return s.ctx }
 
-// SetSessionOptions sets "catalog" and/or "schema". Setting the catalog alone resets the schema
-// to that catalog's default. Unknown option names, non-string values and names that do not
-// resolve are reported per option and change nothing.
+// SetSessionOptions sets "catalog", "schema", "memory_limit" and "statement_timeout". Setting
+// the catalog alone resets the schema to that catalog's default. An empty value (or erasing
+// the option) clears it. Unknown option names (INVALID_NAME), values of the wrong type, limits
+// that do not read and names that do not resolve (INVALID_VALUE) are reported per option, with
+// the reason in the server's log, and change nothing.
 func (s *Server) SetSessionOptions(ctx context.Context, req *flight.SetSessionOptionsRequest) (*flight.SetSessionOptionsResult, error) {
 	sess := engine.SessionFrom(ctx)
 	errors := map[string]*pb.SetSessionOptionsResult_Error{}
+	invalid := func(name string, why error) {
+		errors[name] = &pb.SetSessionOptionsResult_Error{Value: pb.SetSessionOptionsResult_INVALID_VALUE}
+		s.opts.Logger.Info("session option refused", "option", name, "err", why)
+	}
 	next := sess
 	for name, v := range req.GetSessionOptions() {
-		str, ok := v.GetOptionValue().(*pb.SessionOptionValue_StringValue)
-		if v.GetOptionValue() == nil {
-			str, ok = &pb.SessionOptionValue_StringValue{}, true // an empty value clears the option
-		}
-		switch {
-		case name != optionCatalog && name != optionSchema:
-			errors[name] = &pb.SetSessionOptionsResult_Error{Value: pb.SetSessionOptionsResult_INVALID_NAME}
-		case !ok:
-			errors[name] = &pb.SetSessionOptionsResult_Error{Value: pb.SetSessionOptionsResult_INVALID_VALUE}
-		case name == optionCatalog:
-			next.Catalog = str.StringValue
-			if _, alsoSchema := req.GetSessionOptions()[optionSchema]; !alsoSchema && !strings.EqualFold(next.Catalog, sess.Catalog) {
-				next.Schema = ""
+		switch name {
+		case optionCatalog, optionSchema:
+			str, ok := v.GetOptionValue().(*pb.SessionOptionValue_StringValue)
+			if v.GetOptionValue() == nil {
+				str, ok = &pb.SessionOptionValue_StringValue{}, true // an empty value clears the option
+			}
+			switch {
+			case !ok:
+				invalid(name, errs.Invalidf("%s must be a string", name))
+			case name == optionCatalog:
+				next.Catalog = str.StringValue
+				if _, alsoSchema := req.GetSessionOptions()[optionSchema]; !alsoSchema && !strings.EqualFold(next.Catalog, sess.Catalog) {
+					next.Schema = ""
+				}
+			default:
+				next.Schema = str.StringValue
+			}
+		case optionMemoryLimit, optionStatementTimeout:
+			text, err := limitText(name, v)
+			if err == nil && name == optionMemoryLimit {
+				next.MemoryLimit, err = engine.ParseMemoryLimit(text)
+			} else if err == nil {
+				next.StatementTimeout, err = engine.ParseStatementTimeout(text)
+			}
+			if err != nil {
+				invalid(name, err)
 			}
 		default:
-			next.Schema = str.StringValue
+			errors[name] = &pb.SetSessionOptionsResult_Error{Value: pb.SetSessionOptionsResult_INVALID_NAME}
 		}
 	}
 	if len(errors) == 0 {
@@ -127,7 +166,30 @@ func (s *Server) SetSessionOptions(ctx context.Context, req *flight.SetSessionOp
 	return &flight.SetSessionOptionsResult{}, nil
 }
 
-// GetSessionOptions reports the catalog and schema unqualified names resolve in.
+// limitText is a limit option's value as the engine's parsers read it: a string as given, an
+// integer in the option's unit (bytes, milliseconds), a whole double likewise; no value clears.
+func limitText(name string, v *pb.SessionOptionValue) (string, error) {
+	switch v := v.GetOptionValue().(type) {
+	case nil:
+		return "", nil
+	case *pb.SessionOptionValue_StringValue:
+		return v.StringValue, nil
+	case *pb.SessionOptionValue_Int64Value:
+		return strconv.FormatInt(v.Int64Value, 10), nil
+	case *pb.SessionOptionValue_DoubleValue:
+		if d := v.DoubleValue; d == math.Trunc(d) && math.Abs(d) < 1<<53 {
+			return strconv.FormatInt(int64(d), 10), nil
+		}
+		return "", errs.Invalidf("%s must be a whole number or a string, not %v", name, v.DoubleValue)
+	default:
+		return "", errs.Invalidf("%s must be a number or a string", name)
+	}
+}
+
+// GetSessionOptions reports the catalog and schema unqualified names resolve in, and the
+// limits a statement of the session runs under: memory_limit in bytes (the session's, 0 when it
+// sets none) and statement_timeout in milliseconds (the one in force: the session's, bounded by
+// the server's; 0 when none).
 func (s *Server) GetSessionOptions(ctx context.Context, _ *flight.GetSessionOptionsRequest) (*flight.GetSessionOptionsResult, error) {
 	sess := engine.SessionFrom(ctx)
 	cat, schema := sess.Catalog, sess.Schema
@@ -142,7 +204,12 @@ func (s *Server) GetSessionOptions(ctx context.Context, _ *flight.GetSessionOpti
 			}
 		}
 	}
-	options, err := flight.NewSessionOptionValues(map[string]any{optionCatalog: cat, optionSchema: schema})
+	options, err := flight.NewSessionOptionValues(map[string]any{
+		optionCatalog:          cat,
+		optionSchema:           schema,
+		optionMemoryLimit:      sess.MemoryLimit,
+		optionStatementTimeout: s.statementTimeout(sess).Milliseconds(),
+	})
 	if err != nil {
 		return nil, err
 	}

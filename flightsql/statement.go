@@ -62,7 +62,7 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 	session := engine.SessionFrom(ctx)
 	if prep.Dataset != "" {
 		// A dataset answers the query; its name resolves in the engine's own catalog.
-		session = engine.Session{}
+		session = engine.Session{MemoryLimit: session.MemoryLimit, StatementTimeout: session.StatementTimeout}
 	}
 	st := newStage(prep.SQL, session, prep.Pins, s.now().Add(s.opts.TicketTTL))
 	if !prep.IsQuery {
@@ -88,7 +88,8 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 // newStage is a statement ticket's query: sqlText in session at pins, expiring at expires; a
 // distributed execution (dataNodeInfo) fills in the rest.
 func newStage(sqlText string, session engine.Session, pins map[string]string, expires time.Time) cluster.Stage {
-	return cluster.Stage{SQL: sqlText, Catalog: session.Catalog, Schema: session.Schema, Pins: pins, Expires: expires}
+	return cluster.Stage{SQL: sqlText, Catalog: session.Catalog, Schema: session.Schema, Pins: pins, Expires: expires,
+		MemoryLimit: session.MemoryLimit, Timeout: session.StatementTimeout}
 }
 
 // GetSchemaStatement reports the result schema of a query without running it (an empty
@@ -171,7 +172,9 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 			release()
 		}
 	}()
-	ctx, done := s.statementContext(ctx)
+	// The ticket's session, not the caller's cookie, is the statement's: its limits are the
+	// ones of the session that planned it, on whichever process redeems it.
+	ctx, done := s.statementContext(engine.WithSession(ctx, sessionOf(t.Stage)))
 	var res *engine.Result
 	if t.Stage.Query != "" {
 		if t.Self >= 0 { // a data node's share; Self -1 is the head gathering the query's result
@@ -179,10 +182,10 @@ func (s *Server) DoGetStatement(ctx context.Context, cmd fsql.StatementQueryTick
 		}
 		var rt *node.Runtime
 		if rt, err = s.runtime(); err == nil {
-			res, err = rt.ExecuteStage(engine.WithSession(ctx, sessionOf(t.Stage)), t.Stage, t.Self)
+			res, err = rt.ExecuteStage(ctx, t.Stage, t.Self)
 		}
 	} else {
-		res, err = s.eng.Execute(engine.WithSession(ctx, sessionOf(t.Stage)), t.Stage.SQL, nil)
+		res, err = s.eng.Execute(ctx, t.Stage.SQL, nil)
 	}
 	if err != nil {
 		done()
@@ -222,10 +225,20 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd fsql.State
 // runUpdate executes a statement for its effect and returns the rows it changed; a query's
 // reader is released unread and counts as -1 (unknown).
 func (s *Server) runUpdate(ctx context.Context, query string, params []scalar.Scalar) (int64, error) {
-	if next, ok, err := s.eng.UseSession(query); ok {
+	if use, ok, err := s.eng.UseSession(query); ok {
 		// USE db: the session cookie (session.go) carries the choice to the client's later calls.
 		if err != nil {
 			return 0, err
+		}
+		return 0, setSessionCookie(ctx, engine.SessionFrom(ctx).WithDatabase(use), sessionCookieAge)
+	}
+	if next, ok, err := s.eng.SetSession(query, engine.SessionFrom(ctx)); ok {
+		// SET: a session limit changed the same way (others are accepted and change nothing).
+		if err != nil {
+			return 0, err
+		}
+		if cur := engine.SessionFrom(ctx); next.MemoryLimit == cur.MemoryLimit && next.StatementTimeout == cur.StatementTimeout {
+			return 0, nil
 		}
 		return 0, setSessionCookie(ctx, next, sessionCookieAge)
 	}

@@ -39,6 +39,10 @@ type Config struct {
 	// producers, unread buckets) once no reader of it is left (default DefaultStageIdle). A
 	// client reading endpoints one after another must open the next within this time.
 	StageIdle time.Duration
+	// ShuffleBucketBytes bounds what one bucket of a shuffle producer holds before the producer
+	// waits for its reader (default exec.DefaultShuffleBucketBytes; see exec.ShuffleOutput for
+	// when it goes past the bound instead).
+	ShuffleBucketBytes int64
 	// Clock times execution lifetimes (default: the system clock); tests give a fake one.
 	Clock Clock
 }
@@ -63,6 +67,8 @@ type Runtime struct {
 	eng    *engine.Engine
 	alloc  memory.Allocator
 	client *cluster.Shuffles
+	// bucketBytes is Config.ShuffleBucketBytes.
+	bucketBytes int64
 
 	// ctx ends at Close; every execution's context derives from it.
 	ctx    context.Context
@@ -104,10 +110,10 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rt := &Runtime{
-		eng: cfg.Engine, alloc: cfg.Alloc, client: cfg.Shuffles, ctx: ctx, cancel: cancel,
+		eng: cfg.Engine, alloc: cfg.Alloc, client: cfg.Shuffles, ctx: ctx, cancel: cancel, bucketBytes: cfg.ShuffleBucketBytes,
 		epochBuffers: newBufferRecycler(cfg.Alloc, epochBuffersKept),
 	}
-	rt.stages = stageRegistry{base: ctx, work: &rt.work, clock: cfg.Clock, idle: cfg.StageIdle}
+	rt.stages = stageRegistry{base: ctx, work: &rt.work, clock: cfg.Clock, idle: cfg.StageIdle, pool: cfg.Engine.Pool()}
 	return rt, nil
 }
 
@@ -135,6 +141,14 @@ var errClosed = errs.Unavailablef("this node is shutting down")
 func (rt *Runtime) taskContext() *exec.TaskContext {
 	tc := rt.eng.TaskContext()
 	tc.Alloc = rt.alloc
+	return tc
+}
+
+// stageTaskContext is taskContext for a part of the execution run: it reserves from the
+// execution's memory group.
+func (rt *Runtime) stageTaskContext(run *stageRun) *exec.TaskContext {
+	tc := rt.taskContext()
+	tc.Memory = run.memory
 	return tc
 }
 

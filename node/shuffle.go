@@ -100,10 +100,10 @@ func (rt *Runtime) startShuffle(ctx context.Context, run *stageRun, t cluster.Sh
 	if shuffle == nil {
 		return nil, errs.Invalidf("shuffle %d is not part of this query's plan on this node", t.Shuffle)
 	}
-	tc := rt.taskContext()
+	tc := rt.stageTaskContext(run)
 	tc.Exchange = &stageExchange{rt: rt, st: st, self: t.Node}
 	runCtx, cancel := context.WithCancel(stageSession(run.ctx, st))
-	out := exec.StartShuffle(runCtx, shuffle, tc)
+	out := exec.StartShuffleBounded(runCtx, shuffle, tc, rt.bucketBytes)
 	rt.shuffles.mu.Lock()
 	if rt.shuffles.ends == nil {
 		rt.shuffles.ends = map[*exec.ShuffleOutput]func(){}

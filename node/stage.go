@@ -65,7 +65,7 @@ func (rt *Runtime) executeStage(ctx context.Context, run *stageRun, st cluster.S
 		stopExec(errClosed)
 		return nil, errClosed
 	}
-	tc := rt.taskContext()
+	tc := rt.stageTaskContext(run)
 	tc.Exchange = ex
 	rdr, err := op.Execute(execCtx, 0, tc)
 	if err != nil {

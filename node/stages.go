@@ -10,6 +10,7 @@ import (
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/mempool"
 	"github.com/cachedb/cachedb/planner"
 )
 
@@ -40,6 +41,8 @@ type stageRegistry struct {
 	work  *background
 	clock Clock
 	idle  time.Duration
+	// pool is the process's memory budget each execution's group reserves from.
+	pool *mempool.Pool
 
 	mu sync.Mutex
 	// closed refuses new executions once the runtime is closing.
@@ -56,6 +59,9 @@ type stageRun struct {
 	query  string
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// memory is the execution's memory group in this process, shared by its final stage and
+	// its shuffle producers here: bounded by the session's limit (cluster.Stage.MemoryLimit).
+	memory *mempool.Group
 
 	// Guarded by the registry's mu.
 	readers    int // open readers: shuffle buckets served and final stages run here
@@ -99,7 +105,7 @@ func (r *stageRegistry) open(st cluster.Stage) (*stageRun, error) {
 			r.runs = map[string]*stageRun{}
 		}
 		ctx, cancel := context.WithCancelCause(r.base)
-		run = &stageRun{query: st.Query, ctx: ctx, cancel: cancel}
+		run = &stageRun{query: st.Query, ctx: ctx, cancel: cancel, memory: r.pool.Group("this query", st.MemoryLimit)}
 		run.stopExpiry = r.work.afterTime(r.clock, max(st.Expires.Sub(r.clock.Now()), 0), func() { cancel(errStageExpired) })
 		r.runs[st.Query] = run
 		// Counted while r is open (r.mu is held): the runtime's Close waits for it.
