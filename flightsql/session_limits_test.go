@@ -113,8 +113,12 @@ func TestSessionLimitsThroughOptionsAndSET(t *testing.T) {
 	// Refused values: InvalidArgument, and the session is unchanged.
 	for _, bad := range []func() error{
 		func() error { return opts.SetOption(adbcflight.OptionSessionOptionPrefix+optionMemoryLimit, "lots") },
-		func() error { return opts.SetOption(adbcflight.OptionSessionOptionPrefix+optionStatementTimeout, "soon") },
-		func() error { return opts.SetOptionInt(adbcflight.OptionSessionOptionPrefix+optionStatementTimeout, -5) },
+		func() error {
+			return opts.SetOption(adbcflight.OptionSessionOptionPrefix+optionStatementTimeout, "soon")
+		},
+		func() error {
+			return opts.SetOptionInt(adbcflight.OptionSessionOptionPrefix+optionStatementTimeout, -5)
+		},
 		func() error { return trySQL(cnxn, "SET max_execution_time = -5") },
 		func() error { return trySQL(cnxn, "SET cachedb_memory_limit = 'lots'") },
 		func() error { return trySQL(cnxn, "SET cachedb_memory_limit = 1 + 1") },
