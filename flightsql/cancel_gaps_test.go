@@ -5,13 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-adbc/go/adbc"
-	adbcflight "github.com/apache/arrow-adbc/go/adbc/driver/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 )
 
 // openEndpoints runs query on the head and opens a DoGet of every endpoint of its answer, each
@@ -95,15 +94,35 @@ func TestPlannedButNeverFetchedHoldsNothing(t *testing.T) {
 
 // TestSessionTimeoutStopsAJoinReadFromTheNodes: the session's statement timeout travels with
 // the tickets, so a join whose final stage the client reads from the data nodes stops there
-// with DEADLINE_EXCEEDED (the head has no timeout of its own) and everything is given back.
+// with DEADLINE_EXCEEDED (no process has a timeout of its own, and the node clients send no
+// cookie) and everything is given back.
 func TestSessionTimeoutStopsAJoinReadFromTheNodes(t *testing.T) {
 	c := startCancelCluster(t)
-	cnxn := c.head.sessionConn(t)
-	if err := cnxn.(adbc.GetSetOptions).SetOption(adbcflight.OptionSessionOptionPrefix+optionStatementTimeout, "300ms"); err != nil {
+	ctx := testContext(t)
+	head, err := flightsql.NewClient(c.head.addr, nil, []flight.ClientMiddleware{flight.CreateClientMiddleware(flight.NewCookieMiddleware())},
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err := tryQuery(testContext(t), cnxn, joinOnNodes)
-	if grpcCode(err) != codes.DeadlineExceeded {
+	defer head.Close()
+	opts, err := flight.NewSessionOptionValues(map[string]any{optionStatementTimeout: "300ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := head.SetSessionOptions(ctx, &flight.SetSessionOptionsRequest{SessionOptions: opts}); err != nil || len(res.GetErrors()) > 0 {
+		t.Fatalf("setting statement_timeout: %v %v", res.GetErrors(), err)
+	}
+	clients := map[string]*flightsqlClient{}
+	defer func() {
+		for _, cl := range clients {
+			cl.Close()
+		}
+	}()
+	_, err = readEndpoints(ctx, head, clients, joinOnNodes)
+	if ctx.Err() != nil {
+		t.Fatalf("the test's own deadline stopped the join, not the session's timeout: %v", err)
+	}
+	if status.Code(err) != codes.DeadlineExceeded {
 		t.Fatalf("a join of billions of rows read from the nodes under a 300 ms session timeout: %v, want DEADLINE_EXCEEDED", err)
 	}
 	c.waitReleased(t, -1, 0)
