@@ -64,7 +64,8 @@ type Options struct {
 	// update, and the DoGet of a statement ticket until its last batch (0: no bound; the
 	// client's own deadline applies either way). A statement past it
 	// fails with DEADLINE_EXCEEDED and stops, with everything it runs on the data nodes.
-	// Training reads (epoch tickets) are not bounded by it.
+	// Training reads (epoch tickets) are not bounded by it. It is also the upper bound of a
+	// session's own statement_timeout (statementTimeout).
 	StatementTimeout time.Duration
 	// Version is the server version reported by GetSqlInfo (default "dev").
 	Version string
