@@ -79,3 +79,25 @@ def test_use_sets_the_session_database(cookie_conn):
             cur.execute("USE nope")
         cur.execute("USE cachedb")
         assert rows(cur, "SELECT database()")[1] == [("cachedb",)]
+
+
+def test_set_limits_the_session(cookie_conn, conn):
+    """SET max_execution_time and SET cachedb_memory_limit change the session (its cookie), as
+    the session options memory_limit and statement_timeout do; bad values are refused."""
+    long_count = "SELECT count(*) FROM demo a, demo b, demo c WHERE a.label + b.label + c.label >= 0"
+    with cookie_conn.cursor() as cur:
+        cur.execute("SET max_execution_time = 200")
+        cur.execute("SET cachedb_memory_limit = '256MiB'")
+        assert rows(cur, "SELECT 1")[1] == [(1,)]
+        options = cookie_conn.adbc_connection.get_option("adbc.flight.sql.session.options")
+        assert '"statement_timeout":200' in options.replace(" ", "")
+        assert '"memory_limit":268435456' in options.replace(" ", "")
+        with pytest.raises(adbc_driver_flightsql.dbapi.Error, match="DEADLINE_EXCEEDED|[Dd]eadline|timed out"):
+            cur.execute(long_count)
+            cur.fetchall()
+        with pytest.raises(adbc_driver_flightsql.dbapi.Error, match="max_execution_time"):
+            cur.execute("SET max_execution_time = -1")
+        cur.execute("SET max_execution_time = DEFAULT")
+        assert rows(cur, "SELECT count(*) FROM demo a, demo b")[1] == [(1000000,)]
+    with conn.cursor() as cur:  # another session, without the cookie: no limits
+        assert rows(cur, "SELECT count(*) FROM demo")[1] == [(1000,)]
