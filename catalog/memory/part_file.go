@@ -199,7 +199,7 @@ func rebaseData(d arrow.ArrayData, parent *memalloc.Buffer, mapping []byte) arro
 // nothing (the parent buffer is never resized).
 type unmapper struct{ onUnmap func() }
 
-func (unmapper) Allocate(int) []byte            { return nil }
+func (unmapper) Allocate(int) []byte           { return nil }
 func (unmapper) Reallocate(int, []byte) []byte { return nil }
 func (u unmapper) Free(b []byte) {
 	// Munmap fails only for a range that is not a mapping, which the parent buffer always is.
