@@ -44,7 +44,13 @@ type MaterializeRequest struct {
 	Whole      bool              `json:"whole,omitempty"`
 	// Stored is DatasetJob.Stored: per column, the type to hold it as ("" keeps it).
 	Stored []string `json:"stored,omitempty"`
+	// Pin is DatasetJob.Pin.
+	Pin string `json:"pin,omitempty"`
 }
+
+// PinMemory (DatasetJob.Pin) keeps a dataset's partitions in memory: they never move to a
+// node's disk tier, and a partition that does not fit in memory is refused.
+const PinMemory = "memory"
 
 // PartitionStats measures a partition held by a node.
 type PartitionStats struct {

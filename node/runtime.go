@@ -12,6 +12,7 @@ package node
 
 import (
 	"context"
+	"os"
 	"sync"
 	"time"
 
@@ -41,6 +42,10 @@ type Config struct {
 	StageIdle time.Duration
 	// Clock times execution lifetimes (default: the system clock); tests give a fake one.
 	Clock Clock
+	// Tiers holds the dataset partitions the runtime makes, in memory or on disk (default: tiers
+	// of its own over the engine's pool, with no disk tier unless ForceDiskEnv is set). The
+	// runtimes of one process share one, given here; the caller closes it after them.
+	Tiers *Tiers
 }
 
 // Clock is the time source of execution lifetimes.
@@ -79,6 +84,9 @@ type Runtime struct {
 	datasetMu sync.Mutex
 	// epochBuffers allocates the columns training reads gather, reusing freed ones.
 	epochBuffers *bufferRecycler
+	// tiers holds the dataset partitions' rows; ownTiers when the runtime made them.
+	tiers    *Tiers
+	ownTiers bool
 
 	closeOnce sync.Once
 }
@@ -102,10 +110,22 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = systemClock{}
 	}
+	tiers, own := cfg.Tiers, false
+	if tiers == nil {
+		tcfg := TiersConfig{Pool: cfg.Engine.Pool()}
+		if os.Getenv(ForceDiskEnv) != "" {
+			tcfg.DiskDir, tcfg.ForceDisk = os.TempDir(), true
+		}
+		var err error
+		if tiers, err = NewTiers(tcfg); err != nil {
+			return nil, err
+		}
+		own = true
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rt := &Runtime{
 		eng: cfg.Engine, alloc: cfg.Alloc, client: cfg.Shuffles, ctx: ctx, cancel: cancel,
-		epochBuffers: newBufferRecycler(cfg.Alloc, epochBuffersKept),
+		epochBuffers: newBufferRecycler(cfg.Alloc, epochBuffersKept), tiers: tiers, ownTiers: own,
 	}
 	rt.stages = stageRegistry{base: ctx, work: &rt.work, clock: cfg.Clock, idle: cfg.StageIdle}
 	return rt, nil
@@ -121,6 +141,11 @@ func (rt *Runtime) Close() {
 		rt.cancel()
 		rt.work.wait()
 		rt.epochBuffers.close()
+		if rt.ownTiers {
+			rt.tiers.Close()
+		} else {
+			rt.tiers.releaseOwner(rt)
+		}
 		if rt.client != nil {
 			rt.client.Close()
 		}
