@@ -12,7 +12,6 @@ package node
 
 import (
 	"context"
-	"os"
 	"sync"
 	"time"
 
@@ -43,7 +42,7 @@ type Config struct {
 	// Clock times execution lifetimes (default: the system clock); tests give a fake one.
 	Clock Clock
 	// Tiers holds the dataset partitions the runtime makes, in memory or on disk (default: tiers
-	// of its own over the engine's pool, with no disk tier unless ForceDiskEnv is set). The
+	// of its own over the engine's pool, with no disk tier). The
 	// runtimes of one process share one, given here; the caller closes it after them.
 	Tiers *Tiers
 }
@@ -112,12 +111,8 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	tiers, own := cfg.Tiers, false
 	if tiers == nil {
-		tcfg := TiersConfig{Pool: cfg.Engine.Pool()}
-		if os.Getenv(ForceDiskEnv) != "" {
-			tcfg.DiskDir, tcfg.ForceDisk = os.TempDir(), true
-		}
 		var err error
-		if tiers, err = NewTiers(tcfg); err != nil {
+		if tiers, err = NewTiers(TiersConfig{Pool: cfg.Engine.Pool()}); err != nil {
 			return nil, err
 		}
 		own = true

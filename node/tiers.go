@@ -83,15 +83,21 @@ type TiersConfig struct {
 	ForceDisk bool
 }
 
-// ForceDiskEnv, set to anything, puts every partition on disk in every runtime made without
-// Config.Tiers (in a temporary directory): a test mode that runs the suites with partitions
-// served from the disk tier.
+// ForceDiskEnv, set to anything, makes every Tiers ForceDisk (with a temporary directory when
+// it has none): a test mode that runs any suite, or a server, with partitions served from the
+// disk tier.
 const ForceDiskEnv = "CACHEDB_TEST_PARTITIONS_ON_DISK"
 
 // NewTiers returns a process's tiers; Close ends them.
 func NewTiers(cfg TiersConfig) (*Tiers, error) {
 	if cfg.Pool == nil {
 		cfg.Pool = mempool.Unlimited()
+	}
+	if os.Getenv(ForceDiskEnv) != "" {
+		cfg.ForceDisk = true
+		if cfg.DiskDir == "" {
+			cfg.DiskDir = os.TempDir()
+		}
 	}
 	pool, dir := cfg.Pool, cfg.DiskDir
 	s := &Tiers{pool: pool, diskLimit: cfg.DiskLimit, forceDisk: cfg.ForceDisk, now: time.Now, parts: map[*memcat.PartData]*heldPart{}}
