@@ -283,6 +283,9 @@ func (d *Datasets) Create(ctx context.Context, job DatasetJob, progress func(Pro
 		}
 	}
 
+	if err := d.admit(ctx, job); err != nil {
+		return DatasetInfo{}, err
+	}
 	bytes := make([]int64, len(job.Parts))
 	for i, p := range job.Parts {
 		bytes[i] = p.Bytes

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	memcat "github.com/cachedb/cachedb/catalog/memory"
+	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/internal/mempool"
 )
@@ -21,7 +22,7 @@ import (
 // partitionsConsumer is what dataset partitions held in memory reserve as. They are not
 // spillable in the pool's sense (they do not share a fair part); the store moves them to disk
 // itself when the pool asks its reclaimer.
-var partitionsConsumer = mempool.Consumer{Name: "dataset partitions"}
+var partitionsConsumer = mempool.Consumer{Name: cluster.PartitionsConsumer}
 
 // requestCostBytes is what one object-store request (a scan task: one file or row group) costs
 // to make a partition again, in bytes read: about 50 ms of request latency at 160 MB/s.
@@ -37,6 +38,8 @@ const requestCostBytes = 8 << 20
 // One Tiers serves every runtime of a process (a head running in-process data nodes shares
 // one): it is the reclaimer of the process's pool. It is safe for concurrent use.
 type Tiers struct {
+	// process names the process in NodeMemory reports.
+	process   string
 	pool      *mempool.Pool
 	dir       string // "" when there is no disk tier
 	diskLimit int64  // 0: the free space of dir's file system
@@ -100,7 +103,7 @@ func NewTiers(cfg TiersConfig) (*Tiers, error) {
 		}
 	}
 	pool, dir := cfg.Pool, cfg.DiskDir
-	s := &Tiers{pool: pool, diskLimit: cfg.DiskLimit, forceDisk: cfg.ForceDisk, now: time.Now, parts: map[*memcat.PartData]*heldPart{}}
+	s := &Tiers{process: cluster.NewBootID(), pool: pool, diskLimit: cfg.DiskLimit, forceDisk: cfg.ForceDisk, now: time.Now, parts: map[*memcat.PartData]*heldPart{}}
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, errs.Invalidf("disk tier directory %s: %v", dir, err)
@@ -394,36 +397,24 @@ func (s *Tiers) restore(data *memcat.PartData, batches []arrow.RecordBatch) erro
 	return nil
 }
 
-// PartitionFacts describe one partition a node holds, for system.partitions.
-type PartitionFacts struct {
-	Dataset    string    `json:"dataset"`
-	Generation uint64    `json:"generation"`
-	Partition  int       `json:"partition"`
-	Tier       string    `json:"tier"`
-	Rows       int64     `json:"rows"`
-	Bytes      int64     `json:"bytes"`
-	DiskBytes  int64     `json:"disk_bytes"`
-	Reads      int64     `json:"reads"`
-	LastRead   time.Time `json:"last_read,omitzero"`
-	Requests   int64     `json:"rebuild_requests"`
-	Pinned     bool      `json:"pinned,omitempty"`
-}
-
-// facts lists the partitions held, by dataset, generation and partition.
-func (s *Tiers) facts() []PartitionFacts {
+// facts lists the partitions held (by owner, when not nil), by dataset, generation and
+// partition.
+func (s *Tiers) facts(owner *Runtime) []cluster.PartitionFacts {
 	s.mu.Lock()
 	hs := make([]*heldPart, 0, len(s.parts))
 	for _, h := range s.parts {
-		hs = append(hs, h)
+		if owner == nil || h.owner == owner {
+			hs = append(hs, h)
+		}
 	}
 	s.mu.Unlock()
-	out := make([]PartitionFacts, 0, len(hs))
+	out := make([]cluster.PartitionFacts, 0, len(hs))
 	for _, h := range hs {
 		st := h.data.Stats()
-		out = append(out, PartitionFacts{Dataset: h.dataset, Generation: h.gen, Partition: h.index, Tier: string(st.Tier), Rows: st.Rows,
-			Bytes: st.Bytes, DiskBytes: st.DiskBytes, Reads: st.Reads, LastRead: st.LastRead, Requests: h.requests, Pinned: h.pinned})
+		out = append(out, cluster.PartitionFacts{Dataset: h.dataset, Generation: h.gen, Partition: h.index, Tier: string(st.Tier), Rows: st.Rows,
+			Bytes: st.Bytes, DiskBytes: st.DiskBytes, Reads: st.Reads, LastRead: st.LastRead, RebuildRequests: h.requests, Pinned: h.pinned})
 	}
-	slices.SortFunc(out, func(a, b PartitionFacts) int {
+	slices.SortFunc(out, func(a, b cluster.PartitionFacts) int {
 		return cmp.Or(cmp.Compare(a.Dataset, b.Dataset), cmp.Compare(a.Generation, b.Generation), cmp.Compare(a.Partition, b.Partition))
 	})
 	return out
@@ -461,4 +452,18 @@ func safeFileName(name string) string {
 		}
 		return '_'
 	}, name)
+}
+
+// Memory reports what the process holds: its pool, its disk tier and every partition of its
+// runtimes (the head's row of system.memory).
+func (s *Tiers) Memory() cluster.NodeMemory {
+	used, limit := s.diskFacts()
+	return cluster.NodeMemory{Process: s.process, Memory: s.pool.Stats(), DiskUsed: used, DiskLimit: limit, DiskTier: s.dir != "", Partitions: s.facts(nil)}
+}
+
+// Memory reports what the runtime holds for ActionNodeMemory: the process's pool and disk tier
+// (shared by the runtimes of one process) and the partitions this runtime made.
+func (rt *Runtime) Memory() cluster.NodeMemory {
+	used, limit := rt.tiers.diskFacts()
+	return cluster.NodeMemory{Process: rt.tiers.process, Memory: rt.tiers.pool.Stats(), DiskUsed: used, DiskLimit: limit, DiskTier: rt.tiers.dir != "", Partitions: rt.tiers.facts(rt)}
 }

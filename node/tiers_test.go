@@ -126,7 +126,7 @@ func TestPartitionsMoveToDiskColdAndCheapFirst(t *testing.T) {
 	if st := s.pool.Stats(); st.Reserved != 2*hot.data.Bytes() {
 		t.Fatalf("pool after releases: %+v", st)
 	}
-	if facts := s.facts(); len(facts) != 3 {
+	if facts := s.facts(nil); len(facts) != 3 {
 		t.Fatalf("facts after releases: %+v", facts)
 	}
 }
@@ -237,13 +237,13 @@ func TestRuntimeHoldsADatasetLargerThanItsMemory(t *testing.T) {
 		}
 	}
 	onDisk := 0
-	for _, f := range tiers.facts() {
+	for _, f := range tiers.facts(nil) {
 		if f.Tier == string(memcat.TierDisk) {
 			onDisk++
 		}
 	}
 	if onDisk == 0 {
-		t.Fatalf("no partition went to disk: %+v (pool %+v)", tiers.facts(), eng.Pool().Stats())
+		t.Fatalf("no partition went to disk: %+v (pool %+v)", tiers.facts(nil), eng.Pool().Stats())
 	}
 	var got []string
 	for p := range groups {
@@ -270,8 +270,8 @@ func TestRuntimeHoldsADatasetLargerThanItsMemory(t *testing.T) {
 	}
 	// Dropping the dataset gives everything back.
 	rt.DropDataset("rides", 1)
-	if st := eng.Pool().Stats(); st.Reserved != 0 || len(tiers.facts()) != 0 {
-		t.Fatalf("after the drop: pool %+v, %d partitions", st, len(tiers.facts()))
+	if st := eng.Pool().Stats(); st.Reserved != 0 || len(tiers.facts(nil)) != 0 {
+		t.Fatalf("after the drop: pool %+v, %d partitions", st, len(tiers.facts(nil)))
 	}
 	if used, _ := tiers.diskFacts(); used != 0 {
 		t.Fatalf("after the drop the disk tier counts %d bytes", used)

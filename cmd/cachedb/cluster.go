@@ -161,7 +161,7 @@ func startWorker(ctx context.Context, listen, head, id, advertise string, cfg en
 	}
 	// The boot ID tells the head this process from an earlier one under the same ID.
 	bootID := cluster.NewBootID()
-	actions := cluster.NodeConfig{ID: id, Version: version, BootID: bootID, Key: key, Store: rt, Shuffles: rt}
+	actions := cluster.NodeConfig{ID: id, Version: version, BootID: bootID, Key: key, Store: rt, Shuffles: rt, Memory: rt.Memory}
 	srv := flightsql.NewServer(eng, sec.apply(limits.apply(flightsql.Options{Version: version, TicketKey: key, Node: rt, Extend: cluster.NodeActions(actions), StatementTimeout: statementTimeout, DataNode: true})))
 	registered := "data node " + id + " registered with the head"
 	ready.Require(registered)

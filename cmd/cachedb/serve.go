@@ -163,7 +163,9 @@ func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time
 	datasets := cluster.NewDatasets(cluster.DatasetsConfig{Membership: members, Catalog: cfg.Memory, Key: key, Transport: sec.cluster})
 	defer datasets.Close()
 	observeCluster(members, datasets)
-	cfg.Sources = append(slices.Clone(cfg.Sources), cluster.NewSystemCatalog(members, datasets))
+	system := cluster.NewSystemCatalog(members, datasets)
+	system.SetLocalMemory(mem.tiers.Memory)
+	cfg.Sources = append(slices.Clone(cfg.Sources), system)
 	cfg.Datasets = datasets
 	cfg.DataNodes = func() int { return len(aliveAddrs(members)) }
 	eng, err := engine.New(cfg)
