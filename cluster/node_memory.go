@@ -64,7 +64,11 @@ type NodeMemoryReport struct {
 // NodeMemory asks every node that is not lost for its NodeMemory, concurrently; the reports
 // are in node ID order.
 func (d *Datasets) NodeMemory(ctx context.Context) []NodeMemoryReport {
-	nodes := ReachableNodes(d.cfg.Membership.Nodes())
+	return d.nodeMemoryOf(ctx, ReachableNodes(d.cfg.Membership.Nodes()))
+}
+
+// nodeMemoryOf asks the given nodes for their NodeMemory, concurrently.
+func (d *Datasets) nodeMemoryOf(ctx context.Context, nodes []Node) []NodeMemoryReport {
 	out := make([]NodeMemoryReport, len(nodes))
 	var g errgroup.Group
 	for i, n := range nodes {
@@ -99,16 +103,9 @@ func (d *Datasets) admit(ctx context.Context, job DatasetJob) error {
 	if need <= 0 {
 		return nil
 	}
-	placement := map[string]bool{}
-	for _, n := range PlacementNodes(d.cfg.Membership.Nodes()) {
-		placement[n.ID] = true
-	}
 	var memFree, diskFree int64
 	seen := map[string]bool{}
-	for _, r := range d.NodeMemory(ctx) {
-		if !placement[r.Node.ID] {
-			continue
-		}
+	for _, r := range d.nodeMemoryOf(ctx, PlacementNodes(d.cfg.Membership.Nodes())) {
 		if r.Err != nil || r.Memory.Memory.Limit <= 0 {
 			return nil
 		}

@@ -375,18 +375,20 @@ func (s *Tiers) restore(data *memcat.PartData, batches []arrow.RecordBatch) erro
 		releaseAll(batches)
 		return errs.Unavailablef("partition was dropped from this node")
 	}
-	res := s.pool.Reserve(partitionsConsumer)
-	if err := res.TryGrow(data.Bytes()); err == nil {
-		if err := data.Restore(batches); err != nil {
-			res.Free()
-			return err
+	if !s.forceDisk || h.pinned {
+		res := s.pool.Reserve(partitionsConsumer)
+		if err := res.TryGrow(data.Bytes()); err == nil {
+			if err := data.Restore(batches); err != nil {
+				res.Free()
+				return err
+			}
+			s.mu.Lock()
+			h.res = res
+			s.mu.Unlock()
+			return nil
 		}
-		s.mu.Lock()
-		h.res = res
-		s.mu.Unlock()
-		return nil
+		res.Free()
 	}
-	res.Free()
 	size, err := s.moveToDisk(h, func(path string) (int64, error) { return data.RestoreToDisk(batches, path) })
 	if err != nil {
 		return err
