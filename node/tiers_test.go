@@ -277,3 +277,33 @@ func TestRuntimeHoldsADatasetLargerThanItsMemory(t *testing.T) {
 		t.Fatalf("after the drop the disk tier counts %d bytes", used)
 	}
 }
+
+// A dataset made with Pin: memory stays in memory even where every other partition goes to disk
+// (the all-on-disk mode); the system facts say which is pinned.
+func TestMaterializeHonorsThePin(t *testing.T) {
+	ctx := context.Background()
+	eng := newLakeEngine(t)
+	tiers, err := NewTiers(TiersConfig{Pool: eng.Pool(), DiskDir: t.TempDir(), ForceDisk: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tiers.Close()
+	rt, err := New(Config{Engine: eng, Tiers: tiers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	for _, pin := range []string{"", cluster.PinMemory} {
+		req := cluster.MaterializeRequest{Dataset: "d" + pin, Generation: 1, Partitions: 1, Whole: true, Pin: pin, SQL: "SELECT ride_id FROM demo.rides WHERE city = 'Lisbon'"}
+		if _, err := rt.Materialize(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := ""
+	for _, f := range rt.Memory().Partitions {
+		got += fmt.Sprintf("%s:%s:%v ", f.Dataset, f.Tier, f.Pinned)
+	}
+	if got != "d:disk:false dmemory:memory:true " {
+		t.Fatalf("partitions: %s", got)
+	}
+}
