@@ -97,7 +97,7 @@ func testEpochReaderKeepsRowsWhole(t *testing.T, onDisk bool) {
 	partRows := []int64{1000, 777, 1500}
 	parts := epochTestParts(mem, partRows, 333)
 	if onDisk {
-		parts = partsOnDisk(t, parts)
+		parts = partsOnDisk(t, epochTestSchema, parts)
 	}
 	defer func() {
 		for _, p := range parts {
@@ -266,11 +266,11 @@ func TestReadEpochOfADatasetNotHeldIsUnavailable(t *testing.T) {
 
 // partsOnDisk moves in-memory parts to the disk tier (files in a test directory), dropped when
 // the test ends.
-func partsOnDisk(t *testing.T, parts []memcat.Part) []memcat.Part {
+func partsOnDisk(t testing.TB, schema *arrow.Schema, parts []memcat.Part) []memcat.Part {
 	t.Helper()
 	out := make([]memcat.Part, len(parts))
 	for i, p := range parts {
-		data := memcat.NewPartData(epochTestSchema, p.Batches)
+		data := memcat.NewPartData(schema, p.Batches)
 		if _, err := data.ToDisk(filepath.Join(t.TempDir(), fmt.Sprintf("p%d.arrow", i))); err != nil {
 			t.Fatal(err)
 		}
