@@ -307,3 +307,68 @@ func TestMaterializeHonorsThePin(t *testing.T) {
 		t.Fatalf("partitions: %s", got)
 	}
 }
+
+// Readers that open partitions while others move them to disk, evict them (a reread makes them
+// again) and drop them always read whole, correct partitions or a clean error, never memory of a
+// file already unmapped.
+func TestReadersRaceMovesEvictionsAndDrops(t *testing.T) {
+	const rows, parts = 500, 6
+	s, clock := newTestTiers(t, 2*4000+1000, 3*(4000+4096))
+	var held []*heldPart
+	for i := range parts {
+		h, err := holdTest(t, s, clock, fmt.Sprintf("p%d", i), rows, 1, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.data.SetReload(func(context.Context) error { return s.restore(h.data, tierTestBatches(0, rows)) })
+		held = append(held, h)
+	}
+	want := int64(rows * (rows - 1) / 2)
+	done := make(chan error, 4)
+	for r := range 4 {
+		go func() {
+			for i := range 200 {
+				h := held[(r+i)%parts]
+				batches, release, err := h.data.Open(context.Background())
+				if err != nil {
+					if errs.CategoryOf(err) == errs.Unavailable {
+						continue // dropped
+					}
+					done <- err
+					return
+				}
+				var sum int64
+				for _, b := range batches {
+					for _, v := range b.Column(0).(*array.Int64).Int64Values() {
+						sum += v
+					}
+				}
+				release()
+				if sum != want {
+					done <- fmt.Errorf("partition %s read sum %d, want %d", h.dataset, sum, want)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	// Meanwhile: more partitions push the held ones to disk and off it, then half are dropped.
+	for i := range 6 {
+		if _, err := holdTest(t, s, clock, fmt.Sprintf("q%d", i), rows, 1, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, h := range held[:parts/2] {
+		s.release(h.data)
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, h := range held[:parts/2] {
+		if h.data.Mappings() != 0 {
+			t.Errorf("dropped partition %s still mapped after every reader finished", h.dataset)
+		}
+	}
+}
