@@ -22,7 +22,8 @@ import (
 // reading different rows.
 //
 // On the head every partition is remote (Part.Location, read through Part.Fetch); on a data
-// node the partitions it holds are local (Part.Batches) and the others are absent. Scans
+// node the partitions it holds are local (Part.Data, in memory or on disk; readers take their
+// batches with Part.Open) and the others are absent. Scans
 // produce one task per partition, in partition order, on every process alike, so a divided
 // query names the same partitions everywhere.
 type Dataset struct {
