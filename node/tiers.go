@@ -245,9 +245,19 @@ func (s *Tiers) makeDiskRoom(h *heldPart, need int64) error {
 }
 
 // reclaim is the pool's Reclaimer: it moves partitions from memory to disk, lowest score first,
-// until need bytes are freed or none is left to move.
+// until need bytes are freed or none is left to move. When all it could move would not free
+// need bytes, it moves nothing: the reservation is refused anyway.
 func (s *Tiers) reclaim(need int64) int64 {
 	if s.dir == "" {
+		return 0
+	}
+	s.mu.Lock()
+	var movable int64
+	for _, h := range s.victimsLocked(memcat.TierMemory, nil) {
+		movable += h.data.Bytes()
+	}
+	s.mu.Unlock()
+	if movable < need {
 		return 0
 	}
 	var freed int64
