@@ -209,7 +209,8 @@ func (s *Tiers) moveToDisk(h *heldPart, write func(path string) (int64, error)) 
 }
 
 // makeDiskRoom counts need bytes of disk for h, evicting the partitions on disk with the lowest
-// score until they fit under the limit; errs.ResourceExhausted when they cannot.
+// score until they fit under the limit; errs.ResourceExhausted, evicting nothing, when they
+// cannot.
 func (s *Tiers) makeDiskRoom(h *heldPart, need int64) error {
 	for {
 		s.mu.Lock()
@@ -223,10 +224,15 @@ func (s *Tiers) makeDiskRoom(h *heldPart, need int64) error {
 			return nil
 		}
 		victims := s.victimsLocked(memcat.TierDisk, h)
-		if len(victims) == 0 {
+		var evictable int64
+		for _, v := range victims {
+			evictable += v.diskBytes
+		}
+		// Evict nothing when evicting everything would not make room.
+		if len(victims) == 0 || s.diskUsed-evictable+need > limit {
 			used := s.diskUsed
 			s.mu.Unlock()
-			return errs.Exhaustedf("the disk tier of this node is full: partition %d of dataset %q needs %s, %s of %s is used by partitions that cannot be evicted",
+			return errs.Exhaustedf("the disk tier of this node is full: partition %d of dataset %q needs %s, %s of %s is used (evicting what can be would not make room)",
 				h.index, h.dataset, mempool.FormatBytes(need), mempool.FormatBytes(used), mempool.FormatBytes(limit))
 		}
 		v := victims[0]

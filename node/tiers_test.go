@@ -187,8 +187,12 @@ func TestDiskFullEvictsAndARereadMakesThePartitionAgain(t *testing.T) {
 	if got := tiersOf(first); got == "first:evicted " {
 		t.Fatalf("tiers after the reread: %s", got)
 	}
+	before := tiersOf(first, second, third)
 	if _, err := holdTest(t, s, clock, "huge", 10*rows, 1, false); errs.CategoryOf(err) != errs.ResourceExhausted {
 		t.Fatalf("a partition larger than memory and disk: %v", err)
+	}
+	if got := tiersOf(first, second, third); got != before {
+		t.Fatalf("a refused partition moved others: %s, was %s", got, before)
 	}
 }
 

@@ -223,9 +223,13 @@ func (d *PartData) toDisk(batches []arrow.RecordBatch, path string, from Tier) (
 	d.mu.Lock()
 	if d.tier != from {
 		// Dropped (or moved by another caller) meanwhile.
+		dropped := d.tier == TierDropped
 		d.mu.Unlock()
 		releaseBatches(mapped)
 		_ = os.Remove(path)
+		if dropped {
+			return 0, errs.Unavailablef("the dataset partition was dropped from this node")
+		}
 		return 0, errs.Internalf("the dataset partition changed tier while it was written to disk")
 	}
 	old := d.batches
