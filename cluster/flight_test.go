@@ -249,6 +249,7 @@ func TestActionsNeedTheClusterSecret(t *testing.T) {
 		{"signed for another body", signAction(context.Background(), key, &flight.Action{Type: ActionRegister, Body: []byte(`{"id":"n2","addr":"h:2"}`)}), "does not match this call"},
 		{"signed for another action", signAction(context.Background(), key, &flight.Action{Type: ActionHeartbeat, Body: body}), "does not match this call"},
 		{"a partition ticket", sealed(partition, time.Now()), "a partition ticket is not an action ticket"},
+		{"without a nonce", sealed(claimOf(action), time.Now()), "has no nonce"},
 	} {
 		_, err := DoAction(tc.ctx, c, ActionRegister, body)
 		if status.Code(err) != codes.Unauthenticated || !strings.Contains(err.Error(), tc.msg) {
@@ -258,10 +259,26 @@ func TestActionsNeedTheClusterSecret(t *testing.T) {
 	if nodes := head.m.Nodes(); len(nodes) != 0 {
 		t.Fatalf("refused registrations left nodes behind: %+v", nodes)
 	}
-	if _, err := DoAction(signAction(context.Background(), key, action), c, ActionRegister, body); err != nil {
+	signed := signAction(context.Background(), key, action)
+	if _, err := DoAction(signed, c, ActionRegister, body); err != nil {
 		t.Fatalf("a signed registration was refused: %v", err)
 	}
 	waitStates(t, head.m, "n1=alive")
+	// The same signed call again, as one captured on the wire would be sent: refused.
+	if _, err := DoAction(signed, c, ActionRegister, body); status.Code(err) != codes.Unauthenticated || !strings.Contains(err.Error(), "already received") {
+		t.Errorf("a replayed call: %v, want UNAUTHENTICATED saying it was already received", err)
+	}
+}
+
+func TestReplayGuardForgetsExpiredNonces(t *testing.T) {
+	g := replayGuard{seen: map[string]time.Time{}}
+	now := time.Unix(1000, 0)
+	if !g.first([]byte("a"), now.Add(time.Minute), now) || g.first([]byte("a"), now.Add(time.Minute), now.Add(time.Second)) {
+		t.Fatal("a nonce is accepted once")
+	}
+	if !g.first([]byte("b"), now.Add(10*time.Minute), now.Add(2*time.Minute)) || len(g.seen) != 1 {
+		t.Errorf("expired nonces are kept: %d", len(g.seen))
+	}
 }
 
 // While the cluster secret rotates, a head holding the new secret and the old one as previous

@@ -182,7 +182,9 @@ func TestDockerfileContract(t *testing.T) {
 	text := string(data)
 	stages := strings.Split(text, "\nFROM ")
 	final := stages[len(stages)-1]
-	for _, want := range []string{"deploy/build-static.sh /out/cachedb", "ARG VERSION", "ARG COMMIT"} {
+	for _, want := range []string{"deploy/build-static.sh /out/cachedb", "ARG VERSION", "ARG COMMIT",
+		// Kubeflow Trainer's pods run `head` and `worker` as commands.
+		"ln -s cachedb /out/links/head", "ln -s cachedb /out/links/worker"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("Dockerfile lacks %q", want)
 		}
@@ -192,6 +194,7 @@ func TestDockerfileContract(t *testing.T) {
 		regexp.MustCompile(`(?m)^USER 65532:65532$`),
 		regexp.MustCompile(`XDG_CACHE_HOME=/tmp/`),
 		regexp.MustCompile(`(?m)^ENTRYPOINT \["/usr/local/bin/cachedb"\]$`),
+		regexp.MustCompile(`(?m)^COPY --from=build /out/links/ /usr/local/bin/$`),
 	} {
 		if !want.MatchString(final) {
 			t.Errorf("the final stage of the Dockerfile does not match %s", want)

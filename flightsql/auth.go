@@ -17,6 +17,9 @@ import (
 // authenticate_basic_token do); every later call carries that header. Tokens are sealed with the
 // cluster secret (internal/auth), so a data node verifies those its head issued.
 //
+// With Options.JWTs, a bearer token shaped as a JWT is verified against the configured keys
+// instead, and its claims name the principal (an identity provider's tokens).
+//
 // The interceptors (authUnary, authStream) run before any handler: a call with a bearer token
 // runs as its principal (principalFrom); one with a token that does not verify is refused with
 // UNAUTHENTICATED. Without credentials, a server with Users refuses every call but three, which
@@ -44,7 +47,7 @@ func principalFrom(ctx context.Context) (auth.Principal, bool) {
 
 // requireLogin is the error of a call that needs a user and has none.
 func requireLogin() error {
-	return errs.Unauthenticatedf("log in first: this server requires a user name and password (a Flight handshake with HTTP Basic credentials: ADBC and JDBC username and password, cachedb sql --user)")
+	return errs.Unauthenticatedf("log in first: this server requires a user name and password (a Flight handshake with HTTP Basic credentials: ADBC and JDBC username and password, cachedb sql --user) or a bearer token")
 }
 
 // authenticate returns ctx carrying the principal of the call's bearer token, ctx itself for a
@@ -58,7 +61,7 @@ func (s *Server) authenticate(ctx context.Context, method string) (context.Conte
 	md, _ := metadata.FromIncomingContext(ctx)
 	values := md.Get(auth.Header)
 	if len(values) == 0 {
-		if s.opts.Users == nil || method == methodDoGet || method == methodDoAction {
+		if !s.loginsRequired() || method == methodDoGet || method == methodDoAction {
 			return ctx, nil
 		}
 		return nil, requireLogin()
@@ -71,12 +74,24 @@ func (s *Server) authenticate(ctx context.Context, method string) (context.Conte
 		// The scheme is not quoted: a client that sent a bare password would see it echoed.
 		return nil, errs.Unauthenticatedf("a call takes a Bearer token (the handshake's answer), not other authorization")
 	}
-	p, err := s.tokens.Verify(credentials, s.now())
+	var (
+		p   auth.Principal
+		err error
+	)
+	if s.opts.JWTs != nil && auth.LooksLikeJWT(credentials) {
+		p, err = s.opts.JWTs.Verify(credentials, s.now())
+	} else {
+		p, err = s.tokens.Verify(credentials, s.now())
+	}
 	if err != nil {
 		return nil, err
 	}
 	return context.WithValue(ctx, principalKey{}, p), nil
 }
+
+// loginsRequired reports whether every client must prove who it is: a users file or JWT keys
+// are configured.
+func (s *Server) loginsRequired() bool { return s.opts.Users != nil || s.opts.JWTs != nil }
 
 func (s *Server) authUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	ctx, err := s.authenticate(ctx, info.FullMethod)

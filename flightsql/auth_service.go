@@ -27,6 +27,9 @@ func (a *authService) Handshake(stream flight.FlightService_HandshakeServer) err
 	s := a.s
 	ctx := stream.Context()
 	if s.opts.Users == nil {
+		if s.opts.JWTs != nil {
+			return errs.Unauthenticatedf("this server takes no user names and passwords: send a bearer JWT from the identity provider (authorization: Bearer …) on every call")
+		}
 		return errs.Unsupportedf("this server takes no logins (it runs without --users): connect without a user name and password")
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
@@ -70,7 +73,7 @@ func (a *authService) answerLogin(stream flight.FlightService_HandshakeServer, p
 // verifies the signature. Statement tickets need a login when the server requires one, and the
 // login of the user they were issued to (DoGetStatement checks).
 func (a *authService) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServer) error {
-	if _, ok := principalFrom(stream.Context()); !ok && a.s.opts.Users != nil {
+	if _, ok := principalFrom(stream.Context()); !ok && a.s.loginsRequired() {
 		if kind, bare := ticket.KindOf(tk.GetTicket()); !bare || (kind != ticket.Partition && kind != ticket.Shuffle) {
 			return requireLogin()
 		}
@@ -81,7 +84,7 @@ func (a *authService) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGet
 // DoAction lets a call without a login run only an action signed with the cluster secret (the
 // membership and dataset calls between the head and the data nodes).
 func (a *authService) DoAction(action *flight.Action, stream flight.FlightService_DoActionServer) error {
-	if _, ok := principalFrom(stream.Context()); !ok && a.s.opts.Users != nil {
+	if _, ok := principalFrom(stream.Context()); !ok && a.s.loginsRequired() {
 		if err := cluster.VerifyAction(stream.Context(), a.s.tickets, action); err != nil {
 			if cluster.SignedAction(stream.Context()) {
 				return err

@@ -75,7 +75,7 @@ func startSecureServer(t *testing.T, cfg engine.Config, opts Options) *secureTes
 	if opts.TLS, err = tlsconf.Server(pair, ""); err != nil {
 		t.Fatal(err)
 	}
-	if opts.Users == nil {
+	if opts.Users == nil && opts.JWTs == nil {
 		opts.Users = testUsers(t)
 	}
 	log := &syncBuffer{}

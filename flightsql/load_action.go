@@ -83,6 +83,14 @@ func (l *loadService) DoAction(action *flight.Action, stream flight.FlightServic
 		l.s.opts.Logger.Warn("load failed", "dataset", spec.Name, "err", err)
 		return rpcerr.ToStatus(err)
 	}
+	if !info.Reused {
+		// Who made which dataset, and whether it swapped out one that jobs may be reading.
+		user := "(no login)"
+		if p, ok := principalFrom(stream.Context()); ok {
+			user = p.User
+		}
+		l.s.opts.Logger.Info("dataset loaded", "dataset", info.Name, "generation", info.Generation, "user", user, "replace", spec.Replace)
+	}
 	if sendErr != nil {
 		return sendErr
 	}

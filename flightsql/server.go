@@ -97,6 +97,10 @@ type Options struct {
 	// call carries; a call without one is refused with UNAUTHENTICATED. Nil: no logins, any
 	// client may call (a bearer token, when sent, is still verified).
 	Users *auth.Users
+	// JWTs, when set, requires every client to log in too, and accepts JSON Web Tokens it
+	// verifies as bearer tokens (an OIDC provider's, Kubernetes service-account tokens): the
+	// user and role come from the token's claims. Give every process of a cluster the same keys.
+	JWTs *auth.JWTs
 	// TokenTTL is how long a login's bearer token is valid (default auth.DefaultTokenTTL).
 	TokenTTL time.Duration
 	// LoginBurst and LoginEvery limit failed logins per client address: LoginBurst at once, then
@@ -116,6 +120,9 @@ type Options struct {
 	// wrapper must pass every call it does not serve to the service it wraps. Its errors pass
 	// through the same status mapping as the server's own.
 	Extend func(flight.FlightServer) flight.FlightServer
+	// PathDataset is the dataset a plain Flight PATH descriptor [shard, shards] reads (path.go:
+	// Kubeflow Trainer's DataCacheDataset). Empty: such a descriptor must name its dataset.
+	PathDataset string
 }
 
 func (o Options) withDefaults() Options {
@@ -212,6 +219,7 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 	}
 	s.grpc = grpc.NewServer(serverOpts...)
 	var svc flight.FlightServer = &loadService{FlightServer: stopOnSendFailure{fsql.NewFlightServerWithAllocator(s, opts.Alloc)}, s: s}
+	svc = &pathService{FlightServer: svc, s: s}
 	if opts.Extend != nil {
 		svc = opts.Extend(svc)
 	}

@@ -77,7 +77,7 @@ class Cluster:
         self.port = free_port()
         self.addr = f"127.0.0.1:{self.port}"
         self.head_flags = head_flags
-        common = [f"--warehouse={self.dir / 'warehouse'}", f"--cluster-secret={SECRET}"]
+        common = [f"--warehouse={self.dir / 'warehouse'}"]
         self.head = self._start("head", ["head", "--listen", self.addr, *common, *head_flags])
         self.workers: dict[str, subprocess.Popen] = {}
         for i in (1, 2, 3):
@@ -87,7 +87,8 @@ class Cluster:
 
     def _start(self, name: str, args: list[str]) -> subprocess.Popen:
         out = open(self.dir / f"{name}.log", "wb")
-        return subprocess.Popen([str(BINARY), *args], stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        env = {**os.environ, "CACHEDB_CLUSTER_SECRET": SECRET}
+        return subprocess.Popen([str(BINARY), *args], stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
 
     @property
     def head_log(self) -> pathlib.Path:

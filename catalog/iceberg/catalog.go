@@ -60,6 +60,10 @@ type Config struct {
 	// Tables, for type "files", maps a table name ("tbl" or "ns.tbl") to the location of its
 	// metadata.json (local path, file://, s3://, s3a://).
 	Tables map[string]string
+	// LocationPrefixes are where tables given by their metadata location (a job spec's
+	// metadata_location) may also be, besides the warehouse and the directories of Tables: URL or
+	// path prefixes such as "s3://bucket/tables/". A location elsewhere is refused.
+	LocationPrefixes []string
 	// Properties are extra iceberg-go catalog properties: REST credential, token, prefix and
 	// warehouse; glue.* options; PropCatalogName; s3.* overrides. They win over Storage.
 	Properties map[string]string

@@ -191,6 +191,9 @@ func (c *Catalog) loadLocation(ctx context.Context, location string) (*table.Tab
 	if !strings.HasSuffix(location, ".metadata.json") {
 		return nil, errs.Invalidf("iceberg catalog %s: %s is not an Iceberg metadata file (a path ending in .metadata.json)", c.cfg.Name, location)
 	}
+	if err := c.checkLocation(location); err != nil {
+		return nil, err
+	}
 	ident := table.Identifier{"location", path.Base(location)}
 	it, err := table.NewFromLocation(ctx, ident, location, iceio.LoadFSFunc(c.props, location), nil)
 	if err != nil {

@@ -24,9 +24,11 @@ import (
 
 // clientFlags are the connection flags of the client commands (sql, load).
 type clientFlags struct {
-	tls            bool
-	ca, cert, key  string
-	user, password string
+	tls           bool
+	ca, cert, key string
+	user          string
+	password      secretValue
+	token         secretValue
 }
 
 func (c *clientFlags) register(cmd *cobra.Command) {
@@ -36,7 +38,8 @@ func (c *clientFlags) register(cmd *cobra.Command) {
 	f.StringVar(&c.cert, "tls-cert", "", "PEM client certificate, for a server that requires one (with --tls-key)")
 	f.StringVar(&c.key, "tls-key", "", "PEM private key of --tls-cert")
 	f.StringVar(&c.user, "user", "", "log in as this user (the server's --users file)")
-	f.StringVar(&c.password, "password", "", "the user's password (prefer CACHEDB_PASSWORD; asked on the terminal when neither is given)")
+	registerSecret(f, &c.password, "password", "the user's password (asked on the terminal when not given)")
+	registerSecret(f, &c.token, "token", "a bearer token to send instead of logging in (an identity provider's JWT)")
 }
 
 // dialer opens connections as the flags say: which transport, and the login whose bearer token
@@ -50,7 +53,18 @@ type dialer struct {
 // dialer resolves the flags; it asks for the password on the terminal when a user is given
 // without one.
 func (c *clientFlags) dialer() (*dialer, error) {
-	d := &dialer{user: c.user, password: c.password, token: &bearerToken{}}
+	password, err := c.password.get()
+	if err != nil {
+		return nil, err
+	}
+	token, err := c.token.get()
+	if err != nil {
+		return nil, err
+	}
+	if token != "" && c.user != "" {
+		return nil, fmt.Errorf("--user and a bearer token (CACHEDB_TOKEN, --token-file) are two ways to log in: give one")
+	}
+	d := &dialer{user: c.user, password: password, token: &bearerToken{token: token}}
 	if (c.cert == "") != (c.key == "") {
 		return nil, fmt.Errorf("--tls-cert and --tls-key go together: give both or neither")
 	}

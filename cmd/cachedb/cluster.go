@@ -25,16 +25,32 @@ import (
 const defaultWorkerAddr = "127.0.0.1:32011"
 
 func newHeadCommand() *cobra.Command {
-	var flags serverFlags
+	var (
+		flags serverFlags
+		kf    kubeflowHead
+	)
 	cmd := &cobra.Command{
-		Use:   "head",
+		Use:   "head [HOST PORT]",
 		Short: "Run the head of a cluster: the Flight SQL server that data nodes register with",
 		Long: "Runs the head: the same Flight SQL server as serve, which data nodes started with\n" +
-			"`cachedb worker --head ADDR` register with. SELECT * FROM system.nodes lists them.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return flags.run(cmd, 0) },
+			"`cachedb worker --head ADDR` register with. SELECT * FROM system.nodes lists them.\n" +
+			"HOST PORT is --listen HOST:PORT. With Kubeflow Trainer's environment (METADATA_LOC,\n" +
+			"LWS_*) it is that data cache's head (docs/kubernetes.md).",
+		Args: cobra.MaximumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			env, err := kubeflowSetup(cmd, args, "head")
+			if err != nil {
+				return err
+			}
+			if env != nil {
+				kf.env = env
+				flags.kubeflow = &kf
+			}
+			return flags.run(cmd, 0)
+		},
 	}
 	flags.register(cmd)
+	kf.register(cmd)
 	return cmd
 }
 
@@ -50,13 +66,19 @@ func newWorkerCommand() *cobra.Command {
 		observe                     observeFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "worker",
+		Use:   "worker [HOST PORT]",
 		Short: "Run a data node that registers with a head and serves Flight until SIGINT or SIGTERM",
 		Long: "Runs a data node: it registers with the head and serves the parts of queries the head\n" +
 			"sends clients to it. It must read the same catalogs as the head (the same --config or\n" +
-			"--table and storage flags) and share its --cluster-secret.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+			"--table and storage flags) and share its --cluster-secret. HOST PORT is --listen\n" +
+			"HOST:PORT. With Kubeflow Trainer's environment (METADATA_LOC, LWS_*) it is that data\n" +
+			"cache's worker (docs/kubernetes.md).",
+		Args: cobra.MaximumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			kf, err := kubeflowSetup(cmd, args, "worker")
+			if err != nil {
+				return err
+			}
 			ctx, stopSignals := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stopSignals()
 			key, err := secrets.keyring(false)
@@ -91,6 +113,9 @@ func newWorkerCommand() *cobra.Command {
 				return err
 			}
 			sec.warn("data node "+w.id, listen)
+			if kf != nil {
+				kf.awaitDataset(ctx, head, sec, ready)
+			}
 			ready.Set(starting, true)
 			<-ctx.Done()
 			slog.Info("data node shutting down", "node", w.id, "grace", shutdownGrace)
@@ -106,7 +131,7 @@ func newWorkerCommand() *cobra.Command {
 	f.StringVar(&head, "head", defaultAddr, "HOST:PORT of the head")
 	f.StringVar(&id, "id", "", "node ID, unique in the cluster (default HOSTNAME:PORT)")
 	f.StringVar(&advertise, "advertise", "", "HOST:PORT the head and other nodes reach this node at (default: the listen address, with the hostname when it listens on all interfaces)")
-	secrets.register(cmd, "the head's cluster secret, which its tickets are signed with (prefer CACHEDB_CLUSTER_SECRET)")
+	secrets.register(cmd, "the head's cluster secret, which its tickets are signed with")
 	f.DurationVar(&statementTimeout, "statement-timeout", 0, statementTimeoutUsage)
 	f.DurationVar(&stageIdle, "stage-idle", node.DefaultStageIdle, stageIdleUsage)
 	sources.register(cmd)

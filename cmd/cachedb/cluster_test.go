@@ -26,8 +26,11 @@ func startProcess(t *testing.T, line *regexp.Regexp, args ...string) (*exec.Cmd,
 
 // startLogged runs cachedb with args until the test ends and waits, at most 30 s, until its
 // standard error has shown a line matching each of want; addrs[i] is the first group of want[i]'s
-// first match. log returns what the process has logged so far (all of it up to the last match;
-// later lines are read and dropped, so the process never blocks on its pipe).
+// first match. log returns what the process has logged so far (its first keptLog bytes; later
+// lines are read and dropped, so the process never blocks on its pipe).
+// keptLog bounds the log startLogged keeps of one process.
+const keptLog = 8 << 20
+
 func startLogged(t *testing.T, want []*regexp.Regexp, args ...string) (cmd *exec.Cmd, addrs []string, log func() string) {
 	t.Helper()
 	cmd = exec.Command(binary, args...)
@@ -72,6 +75,14 @@ func startLogged(t *testing.T, want []*regexp.Regexp, args ...string) (cmd *exec
 		}
 		if left == 0 {
 			found <- got
+		}
+		// Later lines are kept too (up to keptLog bytes), so that a test can wait for one.
+		for sc.Scan() {
+			mu.Lock()
+			if lines.Len() < keptLog {
+				lines.WriteString(sc.Text() + "\n")
+			}
+			mu.Unlock()
 		}
 		_, _ = io.Copy(io.Discard, stderr)
 	}()
@@ -139,7 +150,7 @@ func TestServeWithWorkers(t *testing.T) {
 func TestHeadAndWorkers(t *testing.T) {
 	// Head and workers serve the same embedded warehouse (all three create it at once) and share
 	// the cluster secret, so the workers can serve the shares of queries the head divides.
-	warehouse, secret := "--warehouse="+warehouseDir, "--cluster-secret=test secret"
+	warehouse, secret := "--warehouse="+warehouseDir, secretFile(t, "cluster-secret", "test secret")
 	head, addr := startProcess(t, listeningLine, "head", "--listen", "127.0.0.1:0", warehouse, secret)
 	defer stopServe(t, head)
 	w1, _ := startProcess(t, workerListeningLine, "worker", "--listen", "127.0.0.1:0", "--head", addr, "--id", "w1", warehouse, secret)
@@ -176,17 +187,17 @@ func assertRows(t *testing.T, addr, query string, want int) {
 // TestClusterSecretRotation runs a cluster in the middle of rotating its secret from "old" to
 // "new": the head and w2 sign with the new secret and accept the old one (given as
 // CACHEDB_CLUSTER_SECRET_PREVIOUS), w1 still signs with the old one and accepts the new one
-// (--cluster-secret-previous, which wins over the environment). Every process verifies what
+// (--cluster-secret-previous-file; a file and the environment cannot both give one, so w1 runs
+// without the variable). Every process verifies what
 // every other signs: both nodes register, serve their shares and shuffle with each other.
 func TestClusterSecretRotation(t *testing.T) {
-	t.Setenv("CACHEDB_CLUSTER_SECRET_PREVIOUS", "old")
-	warehouse, newSecret := "--warehouse="+warehouseDir, "--cluster-secret=new"
-	head, addr := startProcess(t, listeningLine, "head", "--listen", "127.0.0.1:0", warehouse, newSecret)
+	warehouse, newSecret, oldAsPrevious := "--warehouse="+warehouseDir, secretFile(t, "cluster-secret", "new"), secretFile(t, "cluster-secret-previous", "old")
+	head, addr := startProcess(t, listeningLine, "head", "--listen", "127.0.0.1:0", warehouse, newSecret, oldAsPrevious)
 	defer stopServe(t, head)
 	w1, _ := startProcess(t, workerListeningLine, "worker", "--listen", "127.0.0.1:0", "--head", addr, "--id", "w1", warehouse,
-		"--cluster-secret=old", "--cluster-secret-previous=new")
+		secretFile(t, "cluster-secret", "old"), secretFile(t, "cluster-secret-previous", "new"))
 	defer stopServe(t, w1)
-	w2, _ := startProcess(t, workerListeningLine, "worker", "--listen", "127.0.0.1:0", "--head", addr, "--id", "w2", warehouse, newSecret)
+	w2, _ := startProcess(t, workerListeningLine, "worker", "--listen", "127.0.0.1:0", "--head", addr, "--id", "w2", warehouse, newSecret, oldAsPrevious)
 	defer stopServe(t, w2)
 	waitNodeStates(t, addr, "w1 and w2 alive", func(s string) bool { return s == "w1=alive w2=alive" })
 	assertRows(t, addr, "SELECT ride_id, city FROM demo.rides WHERE ride_id <= 40", 40)
@@ -202,7 +213,7 @@ func TestWorkerNeedsTheClusterSecret(t *testing.T) {
 	// A previous secret alone signs nothing: refused, on a head as on a worker.
 	for _, cmd := range []string{"worker", "head"} {
 		_, errOut, err := runCLI(t, "", []string{"CACHEDB_CLUSTER_SECRET_PREVIOUS=old"}, cmd, "--listen", "127.0.0.1:0", "--no-warehouse")
-		if err == nil || !strings.Contains(errOut, "--cluster-secret-previous needs --cluster-secret") {
+		if err == nil || !strings.Contains(errOut, "CACHEDB_CLUSTER_SECRET_PREVIOUS needs CACHEDB_CLUSTER_SECRET") {
 			t.Errorf("%s with only a previous secret: err=%v stderr=%q", cmd, err, errOut)
 		}
 	}

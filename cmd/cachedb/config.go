@@ -44,6 +44,9 @@ type catalogConfig struct {
 	DefaultNamespace string            `yaml:"default_namespace"`
 	Properties       map[string]string `yaml:"properties"`
 	Tables           map[string]string `yaml:"tables"`
+	// LocationPrefixes are where job specs may also name tables by metadata_location, besides
+	// the warehouse and the directories of Tables.
+	LocationPrefixes []string `yaml:"location_prefixes"`
 	// SplitBytes is the size scan tasks aim at (0: the default, 16 MiB; negative: never split
 	// files).
 	SplitBytes int64 `yaml:"split_bytes"`

@@ -51,7 +51,7 @@ func datasetState(t *testing.T, addr, name string) string {
 // The whole life of a dataset on a head and three worker processes: load with progress, read
 // from the nodes, reuse, a node killed and its partitions rebuilt, bad specs, DROP.
 func TestDatasetOnHeadAndWorkers(t *testing.T) {
-	warehouse, secret := "--warehouse="+warehouseDir, "--cluster-secret=test secret"
+	warehouse, secret := "--warehouse="+warehouseDir, secretFile(t, "cluster-secret", "test secret")
 	// The worker is killed within a second of joining. The head probes a node as it registers,
 	// so its refused port makes it lost at once; --lost-after bounds the wait should that probe
 	// not have reached it yet.

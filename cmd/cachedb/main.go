@@ -9,7 +9,7 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -19,7 +19,13 @@ import (
 const envPrefix = "CACHEDB_"
 
 func main() {
-	if err := newRootCommand().Execute(); err != nil {
+	root := newRootCommand()
+	if role := filepath.Base(os.Args[0]); role == "head" || role == "worker" {
+		// Run as `head …` or `worker …` (links named so, as Kubeflow Trainer's data cache
+		// pods' commands are): the role is the subcommand.
+		root.SetArgs(append([]string{role}, os.Args[1:]...))
+	}
+	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "cachedb:", err)
 		os.Exit(1)
 	}
@@ -51,7 +57,13 @@ func flagsFromEnv(flags *pflag.FlagSet, lookup func(string) (string, bool)) erro
 		if f.Changed || firstErr != nil {
 			return
 		}
-		name := envPrefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		name := envName(f.Name)
+		if secret, ok := f.Value.(*secretValue); ok {
+			if v, ok := lookup(name); ok {
+				secret.setFromEnv(v)
+			}
+			return
+		}
 		if v, ok := lookup(name); ok {
 			if err := flags.Set(f.Name, v); err != nil {
 				firstErr = fmt.Errorf("environment variable %s=%q: %w", name, v, err)

@@ -267,7 +267,7 @@ func TestWorkerReadyWhenRegistered(t *testing.T) {
 	var target atomic.Value // the head's address once it runs
 	target.Store("")
 	go forward(front, &target)
-	secret := []string{"--cluster-secret", "observe-test-secret"}
+	secret := []string{secretFile(t, "cluster-secret", "observe-test-secret")}
 	worker, addrs := startObserved(t, []*regexp.Regexp{workerListeningLine, httpLine}, append([]string{"worker",
 		"--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--head", front.Addr().String(), "--id", "w1", "--no-warehouse"}, secret...)...)
 	defer stopServe(t, worker)

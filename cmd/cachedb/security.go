@@ -23,6 +23,8 @@ type securityFlags struct {
 	insecure                bool
 	users                   string
 	tokenTTL                time.Duration
+	jwt                     auth.JWTConfig
+	jwtDefaultRole          string
 }
 
 func (s *securityFlags) register(cmd *cobra.Command) {
@@ -34,6 +36,12 @@ func (s *securityFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&s.insecure, "insecure", false, "serve plaintext (no TLS) on an address other than loopback")
 	f.StringVar(&s.users, "users", "", "YAML or JSON file of the users who may log in (name, bcrypt password_hash, roles: reader, writer, admin); without it no login is required. Give every process of a cluster the same file")
 	f.DurationVar(&s.tokenTTL, "token-ttl", auth.DefaultTokenTTL, "how long the bearer token of a login is valid; clients log in again after it")
+	f.StringVar(&s.jwt.KeysFile, "jwt-keys", "", "JWKS file (JSON) of the public keys that sign the JSON Web Tokens clients may send as bearer tokens (an OIDC provider's, Kubernetes service-account tokens); with it every client must log in. Give every process of a cluster the same file")
+	f.StringVar(&s.jwt.Issuer, "jwt-issuer", "", "the iss a JWT must carry (default: any)")
+	f.StringVar(&s.jwt.Audience, "jwt-audience", "", "an aud a JWT must carry (default: any)")
+	f.StringVar(&s.jwt.UserClaim, "jwt-user-claim", auth.DefaultUserClaim, "the JWT claim that is the user's name")
+	f.StringVar(&s.jwt.RoleClaim, "jwt-role-claim", auth.DefaultRoleClaim, "the JWT claim holding the user's role (reader, writer, admin; or a list of them, the highest counts)")
+	f.StringVar(&s.jwtDefaultRole, "jwt-default-role", "", "the role of a JWT without a role claim (default: none, such a token is refused)")
 }
 
 // security is how a server protects its port and reaches the rest of its cluster.
@@ -46,6 +54,8 @@ type security struct {
 	// users may log in; nil requires no login.
 	users    *auth.Users
 	tokenTTL time.Duration
+	// jwts verifies JSON Web Tokens; nil accepts none.
+	jwts *auth.JWTs
 }
 
 // resolve checks the flags against the address the server listens on. Plaintext is served only
@@ -63,6 +73,18 @@ func (s *securityFlags) resolve(listen string) (security, error) {
 		if sec.users, err = auth.LoadUsers(s.users); err != nil {
 			return security{}, err
 		}
+	}
+	if s.jwtDefaultRole != "" {
+		if s.jwt.DefaultRole, err = auth.ParseRole(s.jwtDefaultRole); err != nil {
+			return security{}, fmt.Errorf("--jwt-default-role: %w", err)
+		}
+	}
+	if s.jwt.KeysFile != "" {
+		if sec.jwts, err = auth.LoadJWTs(s.jwt); err != nil {
+			return security{}, err
+		}
+	} else if s.jwt.Issuer != "" || s.jwt.Audience != "" || s.jwtDefaultRole != "" {
+		return security{}, fmt.Errorf("--jwt-issuer, --jwt-audience and --jwt-default-role need --jwt-keys")
 	}
 	return sec, nil
 }
@@ -110,6 +132,7 @@ func (s *securityFlags) resolveTLS(listen string) (security, error) {
 func (s security) apply(opts flightsql.Options) flightsql.Options {
 	opts.TLS = s.tls
 	opts.Users = s.users
+	opts.JWTs = s.jwts
 	opts.TokenTTL = s.tokenTTL
 	return opts
 }
@@ -127,6 +150,13 @@ func (s security) logAttrs() []any {
 	if s.users != nil {
 		logins = fmt.Sprintf("%d users", len(s.users.Names()))
 	}
+	if s.jwts != nil {
+		if s.users != nil {
+			logins += " and JWTs"
+		} else {
+			logins = "JWTs"
+		}
+	}
 	return []any{"transport", mode, "logins", logins}
 }
 
@@ -135,7 +165,7 @@ func (s security) warn(what, addr string) {
 	if s.tls == nil {
 		slog.Warn(what+" serves plaintext: anyone who can reach "+addr+" can read and alter its traffic; give --tls-cert and --tls-key to encrypt it", "addr", addr)
 	}
-	if s.users == nil {
+	if s.users == nil && s.jwts == nil {
 		slog.Warn(what+" requires no login: anyone who can reach "+addr+" can query, change and drop tables and datasets; give --users to require one", "addr", addr)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/cachedb/cachedb/internal/auth/jwttest"
 	"github.com/cachedb/cachedb/internal/testutil/testcerts"
 )
 
@@ -25,7 +26,7 @@ func TestMutualTLSCluster(t *testing.T) {
 	node := ca.Write(t, dir, "node", "127.0.0.1")
 	client := ca.Write(t, dir, "trainer")
 	tlsArgs := []string{"--tls-cert", node.Cert, "--tls-key", node.Key, "--tls-client-ca", node.CA, "--tls-ca", node.CA}
-	warehouse, secret := "--warehouse="+warehouseDir, "--cluster-secret=test secret"
+	warehouse, secret := "--warehouse="+warehouseDir, secretFile(t, "cluster-secret", "test secret")
 	head, addr := startProcess(t, listeningLine, append([]string{"head", "--listen", "127.0.0.1:0", warehouse, secret}, tlsArgs...)...)
 	defer stopServe(t, head)
 	for _, id := range []string{"w1", "w2"} {
@@ -79,7 +80,7 @@ func TestPlaintextNeedsLoopbackOrInsecure(t *testing.T) {
 		want string
 	}{
 		{[]string{"serve", "--listen", "0.0.0.0:0"}, "refusing to serve plaintext on 0.0.0.0:0"},
-		{[]string{"worker", "--listen", ":0", "--cluster-secret=s"}, "refusing to serve plaintext on :0"},
+		{[]string{"worker", "--listen", ":0", secretFile(t, "cluster-secret", "s")}, "refusing to serve plaintext on :0"},
 		{[]string{"serve", "--tls-cert", files.Cert}, "--tls-cert and --tls-key go together"},
 		{[]string{"serve", "--tls-client-ca", files.CA}, "--tls-client-ca needs --tls-cert"},
 		{[]string{"serve", "--tls-cert", files.Cert, "--tls-key", files.Key, "--insecure"}, "contradict"},
@@ -203,5 +204,65 @@ func TestLoginsOverTLS(t *testing.T) {
 	out, errOut, err = runCLI(t, "", []string{"CACHEDB_PASSWORD=admin-pw"}, "load", "--head", addr, "--tls-ca", certs.CA, "--user", "admin", "-q", spec)
 	if err != nil || !strings.Contains(out, "dataset feats materialized") {
 		t.Errorf("an admin's load: %v\n%s%s", err, out, errOut)
+	}
+	// Who made a dataset is in the log (the line comes once the load has answered).
+	deadline = time.Now().Add(30 * time.Second)
+	for !strings.Contains(log(), "dataset loaded dataset=feats") || !strings.Contains(log(), "user=admin") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line says who loaded feats:\n%s", log())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A cluster that takes an identity provider's JWTs: every process is given the JWKS, `cachedb
+// sql` sends the token (CACHEDB_TOKEN), and the data nodes verify it on the endpoints they serve.
+func TestJWTLoginsOnACluster(t *testing.T) {
+	idp := jwttest.New(t, "k1")
+	jwtArgs := []string{"--jwt-keys", idp.WriteJWKS(t), "--jwt-issuer", "https://idp.test"}
+	warehouse, secret := "--warehouse="+warehouseDir, secretFile(t, "cluster-secret", "test secret")
+	head, addr := startProcess(t, listeningLine, append([]string{"head", "--listen", "127.0.0.1:0", warehouse, secret}, jwtArgs...)...)
+	defer stopServe(t, head)
+	for _, id := range []string{"w1", "w2"} {
+		w, _ := startProcess(t, workerListeningLine, append([]string{"worker", "--listen", "127.0.0.1:0", "--head", addr, "--id", id, warehouse, secret}, jwtArgs...)...)
+		defer stopServe(t, w)
+	}
+	token := func(role string) string {
+		return idp.Sign(t, map[string]any{"iss": "https://idp.test", "sub": "svc-trainer", "cachedb_role": role, "exp": time.Now().Add(time.Hour).Unix()})
+	}
+	sql := func(query, tok string) (string, string, error) {
+		var env []string
+		if tok != "" {
+			env = []string{"CACHEDB_TOKEN=" + tok}
+		}
+		return runCLI(t, "", env, "sql", "--connect", addr, "-e", query)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out, errOut, err := sql("SELECT id, state FROM system.nodes ORDER BY id", token("reader"))
+		if err != nil {
+			t.Fatalf("system.nodes with a JWT: %v\n%s", err, errOut)
+		}
+		if strings.Count(out, "alive") == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the workers never registered:\n%s", out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// Divided over the data nodes: each endpoint's DoGet carries the JWT to the node.
+	if out, errOut, err := sql("SELECT ride_id, city FROM demo.rides WHERE ride_id <= 40", token("reader")); err != nil || !strings.Contains(out, "40 rows in set") {
+		t.Errorf("a divided query with a JWT: %v\n%s%s", err, out, errOut)
+	}
+	if _, errOut, err := sql("CREATE TABLE t (x BIGINT)", token("reader")); err == nil || !strings.Contains(errOut, "PermissionDenied") {
+		t.Errorf("a reader's CREATE: %v\n%s", err, errOut)
+	}
+	if _, errOut, err := sql("SELECT 1", ""); err == nil || !strings.Contains(errOut, "Unauthenticated") {
+		t.Errorf("no token: %v\n%s", err, errOut)
+	}
+	forged := jwttest.New(t, "k1").Sign(t, map[string]any{"iss": "https://idp.test", "sub": "x", "cachedb_role": "admin", "exp": time.Now().Add(time.Hour).Unix()})
+	if _, errOut, err := sql("SELECT 1", forged); err == nil || !strings.Contains(errOut, "Unauthenticated") {
+		t.Errorf("a forged token: %v\n%s", err, errOut)
 	}
 }

@@ -66,6 +66,8 @@ type serverFlags struct {
 	memory    memoryFlags
 	security  securityFlags
 	observe   observeFlags
+	// kubeflow, when set, makes the head Kubeflow Trainer's data cache (kubeflow.go).
+	kubeflow *kubeflowHead
 }
 
 func (s *serverFlags) register(cmd *cobra.Command) {
@@ -78,7 +80,7 @@ func (s *serverFlags) register(cmd *cobra.Command) {
 	s.limits.register(cmd)
 	s.memory.register(cmd)
 	s.security.register(cmd)
-	s.secrets.register(cmd, "key the head signs tickets with and data nodes verify them with; the same on every node (prefer CACHEDB_CLUSTER_SECRET; default: random, for in-process data nodes only)")
+	s.secrets.register(cmd, "key the head signs tickets with and data nodes verify them with; the same on every node (default: random, for in-process data nodes only)")
 	f.DurationVar(&s.cluster.HeartbeatInterval, "heartbeat-interval", cluster.DefaultHeartbeatInterval, "how often data nodes are told to heartbeat")
 	f.DurationVar(&s.cluster.SuspectAfter, "suspect-after", cluster.DefaultSuspectAfter, "silence after which a data node is suspect: no new work goes to it, nothing it holds moves")
 	f.DurationVar(&s.cluster.LostAfter, "lost-after", cluster.DefaultLostAfter, "silence after which a data node is marked lost and its dataset partitions are rebuilt on the others")
@@ -141,7 +143,7 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	return serve(ctx, listen, engine.Config{
 		CatalogName: s.catalog, NoDemo: s.noDemo, NoPushdown: s.noPushdown,
 		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, Pool: mem.pool,
-	}, s.stageIdle, s.cluster, key, workers, s.statementTimeout, s.limits, mem, sec, ready)
+	}, s.stageIdle, s.cluster, key, workers, s.statementTimeout, s.limits, mem, sec, ready, s.kubeflow)
 }
 
 // serve runs the head until ctx ends, then stops it gracefully: the Flight SQL server with the
@@ -151,7 +153,7 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 // head's port and its in-process data nodes' alike. It sets ready's starting condition once the
 // server, the membership and the data nodes run. The head and its in-process data nodes share
 // mem: one memory budget for the process.
-func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time.Duration, ccfg cluster.Config, key *ticket.Keyring, workers int, statementTimeout time.Duration, limits limitFlags, mem processMemory, sec security, ready *httpserve.Readiness) error {
+func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time.Duration, ccfg cluster.Config, key *ticket.Keyring, workers int, statementTimeout time.Duration, limits limitFlags, mem processMemory, sec security, ready *httpserve.Readiness, kf *kubeflowHead) error {
 	ccfg.OnChange = logMembership
 	members := cluster.NewMembership(ccfg)
 	// Data nodes run the same source catalogs (they read the same tables), not the head's own
@@ -186,7 +188,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time
 		Version: version, Extend: cluster.NewActions(members, key).Wrap, Node: rt,
 		TicketKey: key, DataNodes: func() []string { return aliveAddrs(members) },
 		ReachableNodes:   func() []string { return cluster.Addrs(cluster.ReachableNodes(members.Nodes())) },
-		StatementTimeout: statementTimeout,
+		StatementTimeout: statementTimeout, PathDataset: kf.pathDataset(),
 	})))
 	ready.Watch(srv.SetServing)
 	served := make(chan error, 1)
@@ -211,6 +213,9 @@ func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time
 			return err
 		}
 		nodes = append(nodes, w)
+	}
+	if kf != nil {
+		kf.start(clusterCtx, eng, members, ready)
 	}
 	ready.Set(starting, true)
 

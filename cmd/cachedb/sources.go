@@ -31,6 +31,8 @@ type sourceOptions struct {
 	noWarehouse    bool
 	s3             s3Config
 	s3PathStyle    string // "", "true" or "false": a flag cannot be a *bool
+	// s3Secret and s3Token give s3's SecretAccessKey and SessionToken.
+	s3Secret, s3Token secretValue
 }
 
 // register adds the flags that describe source catalogs and storage.
@@ -44,8 +46,8 @@ func (o *sourceOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.s3.Endpoint, "s3-endpoint", "", "S3 endpoint URL for S3-compatible stores such as MinIO (implies path-style)")
 	f.StringVar(&o.s3.Region, "s3-region", "", "S3 region")
 	f.StringVar(&o.s3.AccessKeyID, "s3-access-key-id", "", "S3 access key id (default: the AWS credential chain)")
-	f.StringVar(&o.s3.SecretAccessKey, "s3-secret-access-key", "", "S3 secret access key (prefer CACHEDB_S3_SECRET_ACCESS_KEY)")
-	f.StringVar(&o.s3.SessionToken, "s3-session-token", "", "S3 session token")
+	registerSecret(f, &o.s3Secret, "s3-secret-access-key", "the S3 secret access key")
+	registerSecret(f, &o.s3Token, "s3-session-token", "the S3 session token")
 	f.StringVar(&o.s3PathStyle, "s3-path-style", "", "true or false: force path-style or virtual-hosted addressing")
 	f.IntVar(&o.s3.MaxAttempts, "s3-max-attempts", 0, "attempts per S3 request, retries with backoff included (default 5)")
 }
@@ -68,6 +70,13 @@ func (o sourceOptions) resolve() (serverConfig, error) {
 		if cfg, err = loadConfigFile(o.configFile); err != nil {
 			return cfg, err
 		}
+	}
+	var err error
+	if o.s3.SecretAccessKey, err = o.s3Secret.get(); err != nil {
+		return cfg, err
+	}
+	if o.s3.SessionToken, err = o.s3Token.get(); err != nil {
+		return cfg, err
 	}
 	cfg.S3 = o.s3.overrides(cfg.S3)
 	switch o.s3PathStyle {
@@ -114,6 +123,7 @@ func openSources(ctx context.Context, cfg serverConfig) ([]catalog.Catalog, erro
 			DefaultNamespace: cc.DefaultNamespace,
 			SplitBytes:       cc.SplitBytes,
 			Tables:           cc.Tables,
+			LocationPrefixes: cc.LocationPrefixes,
 			Properties:       cc.Properties,
 			Storage:          cc.S3.merged(cfg.S3).storage(),
 		}

@@ -8,9 +8,11 @@ hand, which keeps the client free of a protobuf dependency.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import threading
-from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, TypeVar
 
 import pyarrow as pa
 import pyarrow.flight as flight
@@ -44,9 +46,92 @@ def statement_command(query: str) -> bytes:
     return _field(1, _STATEMENT_QUERY.encode()) + _field(2, inner)
 
 
-def grpc_uri(address: str) -> str:
-    """Accepts HOST:PORT or a grpc:// URI."""
-    return address if "://" in address else "grpc://" + address
+def grpc_uri(address: str, tls: bool = False) -> str:
+    """Accepts HOST:PORT or a grpc:// or grpc+tls:// URI; HOST:PORT gets grpc+tls:// when tls."""
+    if "://" in address:
+        return address
+    return ("grpc+tls://" if tls else "grpc://") + address
+
+
+T = TypeVar("T")
+
+
+@dataclasses.dataclass(frozen=True)
+class Security:
+    """How a client proves who it is and whom it talks to (docs/security.md).
+
+    ``tls`` connects over TLS (implied by a ``grpc+tls://`` address or ``tls_ca``), trusting the
+    system roots or the PEM bundle at ``tls_ca``; ``tls_cert`` and ``tls_key`` present a client
+    certificate. ``user`` and ``password`` log in through the Flight handshake (HTTP Basic,
+    answered with a bearer token that the head's data nodes accept too); ``token`` is such a
+    token given directly. A password or token left out is read from ``CACHEDB_PASSWORD`` or
+    ``CACHEDB_TOKEN``, so that none needs to appear in code.
+    """
+
+    tls: bool = False
+    tls_ca: Optional[str] = None
+    tls_cert: Optional[str] = None
+    tls_key: Optional[str] = None
+    user: Optional[str] = None
+    password: Optional[str] = dataclasses.field(default=None, repr=False)
+    token: Optional[str] = dataclasses.field(default=None, repr=False)
+
+    @classmethod
+    def of(
+        cls,
+        address: str,
+        *,
+        tls: Optional[bool] = None,
+        tls_ca: Optional[str] = None,
+        tls_cert: Optional[str] = None,
+        tls_key: Optional[str] = None,
+        user: Optional[str] = None,
+        password: Optional[str] = None,
+        token: Optional[str] = None,
+    ) -> "Security":
+        if (tls_cert is None) != (tls_key is None):
+            raise ValueError("a client certificate needs both tls_cert and tls_key")
+        if tls is None:
+            tls = address.startswith("grpc+tls://") or tls_ca is not None or tls_cert is not None
+        if user is not None and password is None:
+            password = os.environ.get("CACHEDB_PASSWORD")
+            if password is None:
+                raise ValueError(f"user {user!r} needs a password: pass password= or set CACHEDB_PASSWORD")
+        if user is None and token is None:
+            token = os.environ.get("CACHEDB_TOKEN") or None
+        if user is not None and token is not None:
+            raise ValueError("give a user and password or a token, not both")
+        return cls(tls=tls, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key, user=user, password=password, token=token)
+
+    def client_kwargs(self) -> dict:
+        """The pyarrow.flight.FlightClient arguments for TLS."""
+        kwargs: dict = {}
+        if self.tls_ca is not None:
+            kwargs["tls_root_certs"] = _read(self.tls_ca)
+        if self.tls_cert is not None and self.tls_key is not None:
+            kwargs["cert_chain"] = _read(self.tls_cert)
+            kwargs["private_key"] = _read(self.tls_key)
+        return kwargs
+
+    def adbc_kwargs(self) -> Dict[str, str]:
+        """The ADBC Flight SQL driver's database options for the same security."""
+        kwargs: Dict[str, str] = {}
+        if self.tls_ca is not None:
+            kwargs["adbc.flight.sql.client_option.tls_root_certs"] = _read(self.tls_ca).decode()
+        if self.tls_cert is not None and self.tls_key is not None:
+            kwargs["adbc.flight.sql.client_option.mtls_cert_chain"] = _read(self.tls_cert).decode()
+            kwargs["adbc.flight.sql.client_option.mtls_private_key"] = _read(self.tls_key).decode()
+        if self.user is not None:
+            kwargs["username"] = self.user
+            kwargs["password"] = self.password or ""
+        elif self.token is not None:
+            kwargs["adbc.flight.sql.authorization_header"] = "Bearer " + self.token
+        return kwargs
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def option_headers(options: Mapping[str, object]) -> List[Tuple[bytes, bytes]]:
@@ -68,20 +153,48 @@ class FlightClients:
     from its location, the others (none located) from the head.
     """
 
-    def __init__(self, head: str, timeout: Optional[float] = None):
-        self.head = grpc_uri(head)
+    def __init__(self, head: str, timeout: Optional[float] = None, security: Optional[Security] = None):
+        self.security = security or Security.of(head)
+        self.head = grpc_uri(head, self.security.tls)
         self.timeout = timeout
         self._clients: Dict[str, flight.FlightClient] = {}
         self._lock = threading.Lock()
+        # The authorization header every call carries (None: no login); a login is made on first
+        # use and made again once when a call says the token expired.
+        self._authorization: Optional[Tuple[bytes, bytes]] = None
+        if self.security.token is not None:
+            self._authorization = (b"authorization", b"Bearer " + self.security.token.encode())
 
     def get(self, uri: Optional[str] = None) -> flight.FlightClient:
         uri = uri or self.head
         with self._lock:
             client = self._clients.get(uri)
             if client is None:
-                client = flight.FlightClient(uri)
+                client = flight.FlightClient(uri, **self.security.client_kwargs())
                 self._clients[uri] = client
             return client
+
+    def _login(self) -> None:
+        if self.security.user is None:
+            return
+        pair = self.get().authenticate_basic_token(
+            self.security.user, self.security.password or "", flight.FlightCallOptions(timeout=self.timeout)
+        )
+        with self._lock:
+            self._authorization = (pair[0], pair[1])
+
+    def _logged_in(self, call: Callable[[], T]) -> T:
+        """Runs call after logging in if a login is due, and once more after logging in again
+        when the server says the token is no longer valid (it expired)."""
+        if self.security.user is not None and self._authorization is None:
+            self._login()
+        try:
+            return call()
+        except flight.FlightUnauthenticatedError:
+            if self.security.user is None:
+                raise
+            self._login()
+            return call()
 
     def close(self) -> None:
         with self._lock:
@@ -93,11 +206,15 @@ class FlightClients:
                 pass
 
     def call_options(self, headers: Iterable[Tuple[bytes, bytes]] = ()) -> flight.FlightCallOptions:
-        return flight.FlightCallOptions(headers=list(headers), timeout=self.timeout)
+        all_headers = list(headers)
+        if self._authorization is not None:
+            all_headers.append(self._authorization)
+        return flight.FlightCallOptions(headers=all_headers, timeout=self.timeout)
 
     def flight_info(self, query: str, headers: Iterable[Tuple[bytes, bytes]] = ()) -> flight.FlightInfo:
         desc = flight.FlightDescriptor.for_command(statement_command(query))
-        return self.get().get_flight_info(desc, self.call_options(headers))
+        headers = list(headers)
+        return self._logged_in(lambda: self.get().get_flight_info(desc, self.call_options(headers)))
 
     def endpoint_uri(self, endpoint: flight.FlightEndpoint) -> str:
         for loc in endpoint.locations:
@@ -107,7 +224,8 @@ class FlightClients:
         return self.head
 
     def do_get(self, endpoint: flight.FlightEndpoint) -> flight.FlightStreamReader:
-        return self.get(self.endpoint_uri(endpoint)).do_get(endpoint.ticket, self.call_options())
+        uri = self.endpoint_uri(endpoint)
+        return self._logged_in(lambda: self.get(uri).do_get(endpoint.ticket, self.call_options()))
 
     def read_table(self, query: str, headers: Iterable[Tuple[bytes, bytes]] = ()) -> pa.Table:
         """Runs a query and reads every endpoint, in order, into one table."""
@@ -119,6 +237,7 @@ class FlightClients:
 
     def action(self, kind: str, body: dict) -> Iterator[dict]:
         """Runs a Flight action whose body and results are JSON objects."""
-        results = self.get().do_action(flight.Action(kind, json.dumps(body).encode()), self.call_options())
+        action = flight.Action(kind, json.dumps(body).encode())
+        results = self._logged_in(lambda: self.get().do_action(action, self.call_options()))
         for r in results:
             yield json.loads(r.body.to_pybytes())

@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import pyarrow as pa
 
-from ._flight import FlightClients, grpc_uri
+from ._flight import FlightClients, Security, grpc_uri
 
 
 class Connection:
@@ -18,12 +18,13 @@ class Connection:
     it is located) and returns a pyarrow Table; ``load`` materializes a dataset from a job spec.
     """
 
-    def __init__(self, address: str, timeout: Optional[float] = None):
+    def __init__(self, address: str, timeout: Optional[float] = None, security: Optional[Security] = None):
         import adbc_driver_flightsql.dbapi as flightsql
 
         self.address = address
-        self._flight = FlightClients(address, timeout)
-        self._adbc = flightsql.connect(grpc_uri(address), autocommit=True)
+        security = security or Security.of(address)
+        self._flight = FlightClients(address, timeout, security)
+        self._adbc = flightsql.connect(grpc_uri(address, security.tls), db_kwargs=security.adbc_kwargs(), autocommit=True)
 
     def sql(self, query: str, parameters: Optional[Sequence[Any]] = None) -> pa.Table:
         """Runs one statement and returns its rows.
@@ -91,6 +92,24 @@ def _read_spec(path: str) -> dict:
     return spec
 
 
-def connect(address: str = "127.0.0.1:32010", timeout: Optional[float] = None) -> Connection:
-    """Connects to the cachedb head at HOST:PORT (or a grpc:// URI)."""
-    return Connection(address, timeout)
+def connect(
+    address: str = "127.0.0.1:32010",
+    timeout: Optional[float] = None,
+    *,
+    tls: Optional[bool] = None,
+    tls_ca: Optional[str] = None,
+    tls_cert: Optional[str] = None,
+    tls_key: Optional[str] = None,
+    user: Optional[str] = None,
+    password: Optional[str] = None,
+    token: Optional[str] = None,
+) -> Connection:
+    """Connects to the cachedb head at HOST:PORT (or a grpc:// or grpc+tls:// URI).
+
+    On a server that requires TLS and logins (docs/security.md): ``tls_ca`` is the PEM bundle to
+    trust (``tls=True`` trusts the system roots), ``tls_cert``/``tls_key`` a client certificate;
+    ``user`` with ``password`` (or ``CACHEDB_PASSWORD``) logs in, or ``token`` (or
+    ``CACHEDB_TOKEN``) is a bearer token.
+    """
+    security = Security.of(address, tls=tls, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key, user=user, password=password, token=token)
+    return Connection(address, timeout, security)

@@ -36,7 +36,7 @@ except ImportError as e:  # only torch's own absence gets the hint
         name="torch",
     ) from e
 
-from ._flight import FlightClients, option_headers
+from ._flight import FlightClients, Security, option_headers
 from .errors import UnavailableError
 from .resume import Position, decode_resumed, encode_resumed, resume_position, state_of
 from .tensors import Nulls, arrow_to_tensors, check_nulls, column_to_tensor
@@ -172,6 +172,9 @@ class CacheDataset(IterableDataset):
             (the default: raise, naming the column), "float" (float64 with NaN in every batch)
             or "mask" (the integer dtype, 0 for null, and a bool ``<name>_valid`` tensor in
             every batch); one choice for all columns or a dict by column name.
+        tls, tls_ca, tls_cert, tls_key, user, password, token: TLS and login, as for
+            ``cachedb.connect`` (docs/security.md); every DataLoader worker logs in with them
+            and sends the token to the data nodes too.
 
     Call ``set_epoch(n)`` before each epoch, as with DistributedSampler (without it, every
     iteration reads the same epoch); ``state_dict()`` and ``load_state_dict()`` resume an epoch
@@ -208,6 +211,13 @@ class CacheDataset(IterableDataset):
         timeout: Optional[float] = None,
         nulls: Nulls = "error",
         from_arrow_rb_to_tensor: Optional[Callable[[pa.RecordBatch], Any]] = None,
+        tls: Optional[bool] = None,
+        tls_ca: Optional[str] = None,
+        tls_cert: Optional[str] = None,
+        tls_key: Optional[str] = None,
+        user: Optional[str] = None,
+        password: Optional[str] = None,
+        token: Optional[str] = None,
     ):
         super().__init__()
         # Where the rank is, in shared memory, so that DataLoader workers (persistent ones too)
@@ -237,6 +247,7 @@ class CacheDataset(IterableDataset):
         self.window_rows = window_rows
         self.chunk_rows = chunk_rows
         self.timeout = timeout
+        self.security = Security.of(address, tls=tls, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key, user=user, password=password, token=token)
         self.nulls = nulls
         if from_arrow_rb_to_tensor is not None:
             self.from_arrow_rb_to_tensor = from_arrow_rb_to_tensor  # type: ignore[method-assign, assignment]
@@ -248,7 +259,7 @@ class CacheDataset(IterableDataset):
             raise ValueError(f"rank {rank} is not in [0, world_size {world_size})")
         self.rank, self.world_size = rank, world_size
 
-        clients = FlightClients(address, timeout)
+        clients = FlightClients(address, timeout, self.security)
         try:
             if sql is not None:
                 name = self._materialize(clients, sql)
@@ -430,7 +441,7 @@ class CacheDataset(IterableDataset):
         """This worker's batches in order, planned again after a failure from the first batch it
         had not yielded yet."""
         b = self.batch_size
-        clients = FlightClients(self.address, self.timeout)
+        clients = FlightClients(self.address, self.timeout, self.security)
         yielded = 0
         waits = self.retry_waits()
         failures, began = 0, time.monotonic()
@@ -454,7 +465,7 @@ class CacheDataset(IterableDataset):
                             "CacheDataset(retries=, retry_wait=) set how long a reader waits)"
                         ) from e
                     clients.close()
-                    clients = FlightClients(self.address, self.timeout)
+                    clients = FlightClients(self.address, self.timeout, self.security)
                     self._sleep(wait)
         finally:
             clients.close()

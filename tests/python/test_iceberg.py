@@ -638,10 +638,11 @@ def test_table_flag_with_s3_flags(lake, minio):
         "--s3-endpoint", minio.endpoint,
         "--s3-region", minio.region,
         "--s3-access-key-id", minio.access_key_id,
-        "--s3-secret-access-key", minio.secret_access_key,
         "--s3-path-style", "true",
     ]
-    with CachedbProcess(args, name="cachedb-flags") as proc:
+    # A secret never goes on the command line (ps shows it): the environment gives it.
+    env = {"CACHEDB_S3_SECRET_ACCESS_KEY": minio.secret_access_key}
+    with CachedbProcess(args, env=env, name="cachedb-flags") as proc:
         with adbc_driver_flightsql.dbapi.connect(proc.uri, autocommit=True) as c:
             assert rows_of(query(c, "SELECT COUNT(*) FROM events")) == [(20_000,)]
             assert rows_of(query(c, "SELECT COUNT(*) FROM files.events")) == [(20_000,)]

@@ -12,6 +12,7 @@ import time
 
 import adbc_driver_flightsql.dbapi
 import adbc_driver_manager
+import pyarrow.flight as flight
 import pytest
 
 from servers import CachedbProcess, cachedb_binary
@@ -131,3 +132,38 @@ def test_jdbc_driver_with_encryption_and_login(secure):
     assert out.returncode == 0 and "PASS" in out.stdout, (
         f"JDBC login check failed (exit {out.returncode}):\n{out.stdout}\n{out.stderr[-4000:]}"
     )
+
+
+def test_cachedb_client_and_cache_dataset_over_tls_with_a_login(secure, monkeypatch):
+    import cachedb
+
+    server, certs = secure
+    addr = f"127.0.0.1:{server.port}"
+    with cachedb.connect(addr, tls_ca=certs["ca"], user="admin", password=PASSWORDS["admin"]) as db:
+        info = db.load({"name": "secure_rides", "sql": "SELECT ride_id, fare FROM demo.rides", "partitions": 4})
+        assert info["rows"] == 200000
+    # The reader's password from the environment; every DataLoader worker logs in itself and
+    # reads its endpoints from the data nodes with the token.
+    monkeypatch.setenv("CACHEDB_PASSWORD", PASSWORDS["reader"])
+    ds = cachedb.CacheDataset(addr, "secure_rides", columns=["ride_id"], batch_size=4096, tls_ca=certs["ca"], user="reader")
+    ids = [i for b in cachedb.DataLoader(ds, num_workers=2) for i in b["ride_id"].tolist()]
+    assert len(ids) == 200000 and len(set(ids)) == 200000
+    with cachedb.connect(addr, tls_ca=certs["ca"], user="reader") as db:
+        assert db.sql("SELECT count(*) AS n FROM secure_rides").column("n")[0].as_py() == 200000
+        # pyarrow names gRPC's PERMISSION_DENIED "unauthorized".
+        with pytest.raises(flight.FlightUnauthorizedError, match="needs the admin role"):
+            db.load({"name": "secure_rides2", "sql": "SELECT ride_id FROM demo.rides"})
+    monkeypatch.delenv("CACHEDB_PASSWORD")
+    # A bearer token got elsewhere (a mounted Secret) works the same, from the environment.
+    login = flight.FlightClient(f"grpc+tls://{addr}", tls_root_certs=pathlib.Path(certs["ca"]).read_bytes())
+    _, bearer = login.authenticate_basic_token("reader", PASSWORDS["reader"])
+    login.close()
+    monkeypatch.setenv("CACHEDB_TOKEN", bearer.decode().removeprefix("Bearer "))
+    ds = cachedb.CacheDataset(addr, "secure_rides", columns=["ride_id"], batch_size=50000, tls_ca=certs["ca"])
+    assert sum(len(b["ride_id"]) for b in ds) == 200000
+    monkeypatch.delenv("CACHEDB_TOKEN")
+    # Without a login, or without the CA, the client is refused with a clear error.
+    with pytest.raises(ValueError, match="CACHEDB_PASSWORD"):
+        cachedb.connect(addr, tls_ca=certs["ca"], user="reader")
+    with pytest.raises(flight.FlightUnauthenticatedError, match="log in first"):
+        cachedb.CacheDataset(addr, "secure_rides", tls_ca=certs["ca"])
