@@ -84,6 +84,8 @@ type DatasetJob struct {
 	Parts []PartSpec
 	// Source describes what the dataset was made from, for system.datasets.
 	Source string
+	// Pin is PinMemory to keep the partitions in memory, "" to let nodes move them to disk.
+	Pin string
 }
 
 // PartSpec is one partition of a job.
@@ -281,6 +283,9 @@ func (d *Datasets) Create(ctx context.Context, job DatasetJob, progress func(Pro
 		}
 	}
 
+	if err := d.admit(ctx, job); err != nil {
+		return DatasetInfo{}, err
+	}
 	bytes := make([]int64, len(job.Parts))
 	for i, p := range job.Parts {
 		bytes[i] = p.Bytes
@@ -498,7 +503,7 @@ func (d *Datasets) makePart(ctx context.Context, e *datasetEntry, m schedule.Mak
 	req := MaterializeRequest{
 		Dataset: e.job.Name, Generation: e.key.Generation, Partitions: len(e.job.Parts), Partition: m.Partition,
 		SQL: e.job.SQL, Catalog: e.job.Catalog, Schema: e.job.Schema, Pins: e.job.Pins,
-		Tasks: spec.Tasks, Whole: spec.Whole, Stored: e.job.Stored,
+		Tasks: spec.Tasks, Whole: spec.Whole, Stored: e.job.Stored, Pin: e.job.Pin,
 	}
 	body, err := json.Marshal(req)
 	if err != nil {

@@ -44,7 +44,13 @@ type MaterializeRequest struct {
 	Whole      bool              `json:"whole,omitempty"`
 	// Stored is DatasetJob.Stored: per column, the type to hold it as ("" keeps it).
 	Stored []string `json:"stored,omitempty"`
+	// Pin is DatasetJob.Pin.
+	Pin string `json:"pin,omitempty"`
 }
+
+// PinMemory (DatasetJob.Pin) keeps a dataset's partitions in memory: they never move to a
+// node's disk tier, and a partition that does not fit in memory is refused.
+const PinMemory = "memory"
 
 // PartitionStats measures a partition held by a node.
 type PartitionStats struct {
@@ -82,6 +88,8 @@ type NodeConfig struct {
 	Store DatasetStore
 	// Shuffles produces the node's shuffle buckets (nil: the node serves no shuffle tickets).
 	Shuffles ShuffleSource
+	// Memory reports what the node holds (nil: the node serves no ActionNodeMemory).
+	Memory func() NodeMemory
 }
 
 // NodeActions returns the wrapper that makes a Flight service a data node's: it answers
@@ -109,7 +117,7 @@ func (n *nodeService) DoAction(action *flight.Action, stream flight.FlightServic
 		err    error
 	)
 	if (action.Type == ActionMaterialize || action.Type == ActionDropPartitions) && n.cfg.Store != nil ||
-		action.Type == ActionCancelStage && n.cfg.Shuffles != nil {
+		action.Type == ActionCancelStage && n.cfg.Shuffles != nil || action.Type == ActionNodeMemory && n.cfg.Memory != nil {
 		if err := verifyAction(stream.Context(), n.cfg.Key, action, time.Now()); err != nil {
 			return rpcerr.ToStatus(err)
 		}
@@ -117,6 +125,8 @@ func (n *nodeService) DoAction(action *flight.Action, stream flight.FlightServic
 	switch {
 	case action.Type == ActionNodeInfo:
 		result = n.info
+	case action.Type == ActionNodeMemory && n.cfg.Memory != nil:
+		result = n.cfg.Memory()
 	case action.Type == ActionMaterialize && n.cfg.Store != nil:
 		var req MaterializeRequest
 		if err = decodeBody(action, &req, maxDatasetBody); err == nil {
@@ -196,6 +206,9 @@ func (n *nodeService) ListActions(in *flight.Empty, stream flight.FlightService_
 	types := []*flight.ActionType{{Type: ActionNodeInfo, Description: "the node's identity: JSON {id, boot_id, started_at, version}"}}
 	if n.cfg.Shuffles != nil {
 		types = append(types, &flight.ActionType{Type: ActionCancelStage, Description: "stop a distributed execution on this node (cluster only)"})
+	}
+	if n.cfg.Memory != nil {
+		types = append(types, &flight.ActionType{Type: ActionNodeMemory, Description: "what the node holds: memory pool, disk tier, dataset partitions (cluster only)"})
 	}
 	if n.cfg.Store != nil {
 		types = append(types,

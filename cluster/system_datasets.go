@@ -33,7 +33,14 @@ var datasetsSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "hits", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "generation", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "fingerprint", Type: arrow.BinaryTypes.String},
+	// bytes_in_memory and bytes_on_disk sum what the data nodes hold of the dataset in each
+	// tier (asked of the nodes only when a query reads them).
+	{Name: "bytes_in_memory", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "bytes_on_disk", Type: arrow.PrimitiveTypes.Int64},
 }, nil)
+
+// firstTierColumn is the index of bytes_in_memory.
+const firstTierColumn = 13
 
 type datasetsTableImpl struct {
 	d *Datasets
@@ -58,8 +65,12 @@ type datasetsTask struct {
 
 func (k *datasetsTask) EstimatedRows() int64 { return int64(len(k.d.List())) }
 
-func (k *datasetsTask) Open(_ context.Context, mem memory.Allocator) (array.RecordReader, error) {
+func (k *datasetsTask) Open(ctx context.Context, mem memory.Allocator) (array.RecordReader, error) {
 	list := k.d.List()
+	var tiers map[datasetGen][2]int64
+	if slices.ContainsFunc(k.cols, func(c int) bool { return c >= firstTierColumn }) {
+		tiers = tierBytes(k.d.NodeMemory(ctx))
+	}
 	now := time.Now()
 	b := array.NewRecordBuilder(mem, datasetsSchema)
 	defer b.Release()
@@ -77,6 +88,9 @@ func (k *datasetsTask) Open(_ context.Context, mem memory.Allocator) (array.Reco
 		b.Field(10).(*array.Int64Builder).Append(info.Hits)
 		b.Field(11).(*array.Int64Builder).Append(int64(info.Generation))
 		b.Field(12).(*array.StringBuilder).Append(info.Fingerprint)
+		held := tiers[datasetGen{strings.ToLower(info.Name), info.Generation}]
+		b.Field(13).(*array.Int64Builder).Append(held[0])
+		b.Field(14).(*array.Int64Builder).Append(held[1])
 	}
 	full := b.NewRecordBatch()
 	defer full.Release()

@@ -36,7 +36,13 @@ var nodesSchema = arrow.NewSchema([]arrow.Field{
 type SystemCatalog struct {
 	m *Membership
 	d *Datasets
+	// local reports the head process's own memory (nil: system.memory shows nodes only).
+	local func() NodeMemory
 }
+
+// SetLocalMemory makes system.memory's first row the head process's own, as f reports it.
+// Call it before the catalog is queried.
+func (c *SystemCatalog) SetLocalMemory(f func() NodeMemory) { c.local = f }
 
 // NewSystemCatalog returns the system catalog over m and d (d may be nil: no datasets table).
 func NewSystemCatalog(m *Membership, d *Datasets) *SystemCatalog {
@@ -53,6 +59,10 @@ func (c *SystemCatalog) Table(_ context.Context, name string) (catalog.Table, er
 		return &nodesTableImpl{m: c.m}, nil
 	case strings.EqualFold(name, datasetsTable) && c.d != nil:
 		return &datasetsTableImpl{d: c.d}, nil
+	case strings.EqualFold(name, memoryTable) && (c.d != nil || c.local != nil):
+		return &reportTable{name: memoryTable, schema: memorySchema, c: c, build: buildMemory}, nil
+	case strings.EqualFold(name, partitionsTable) && c.d != nil:
+		return &reportTable{name: partitionsTable, schema: partitionsSchema, c: c, build: buildPartitions}, nil
 	}
 	names, _ := c.TableNames(context.Background())
 	return nil, errs.NotFoundf("Table '%s.%s' doesn't exist: catalog %s has the tables %s", SystemCatalogName, name, SystemCatalogName, strings.Join(names, ", "))
@@ -60,10 +70,13 @@ func (c *SystemCatalog) Table(_ context.Context, name string) (catalog.Table, er
 
 // TableNames lists the system tables.
 func (c *SystemCatalog) TableNames(context.Context) ([]string, error) {
-	if c.d == nil {
-		return []string{nodesTable}, nil
+	switch {
+	case c.d != nil:
+		return []string{datasetsTable, memoryTable, nodesTable, partitionsTable}, nil
+	case c.local != nil:
+		return []string{memoryTable, nodesTable}, nil
 	}
-	return []string{datasetsTable, nodesTable}, nil
+	return []string{nodesTable}, nil
 }
 
 type nodesTableImpl struct {

@@ -31,6 +31,8 @@ type DatasetOptions struct {
 	Replace bool
 	// Source describes where the rows come from, for system.datasets.
 	Source string
+	// Pin is cluster.PinMemory to keep the partitions in data-node memory (DatasetJob.Pin).
+	Pin string
 }
 
 // CreateDataset materializes the result of a query as a dataset named name in data-node memory
@@ -91,7 +93,7 @@ func (e *Engine) materialize(ctx context.Context, name string, q *planner.Query,
 	job := cluster.DatasetJob{
 		Name: name, Replace: opts.Replace, SQL: query, Catalog: session.Catalog, Schema: session.Schema,
 		Pins: pins, Fingerprint: fp, ResultSchema: HeldSchema(op.Schema(), stored), Stored: stored,
-		Source: opts.Source,
+		Source: opts.Source, Pin: opts.Pin,
 	}
 	if divisible {
 		job.Parts = e.datasets.PartSpecs(scan.TaskBytes(), opts.Partitions)

@@ -38,6 +38,9 @@ type DatasetSpec struct {
 	Partitions int `json:"partitions,omitempty" yaml:"partitions,omitempty"`
 	// Replace swaps out a dataset of the same name made from a different definition.
 	Replace bool `json:"replace,omitempty" yaml:"replace,omitempty"`
+	// Pin is "memory" to keep the dataset's partitions in data-node memory (never on a node's
+	// disk tier; docs/memory.md), "" to let nodes move them to disk when memory is short.
+	Pin string `json:"pin,omitempty" yaml:"pin,omitempty"`
 }
 
 var datasetName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
@@ -46,6 +49,9 @@ var datasetName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 func (s DatasetSpec) Query() (string, error) {
 	if !datasetName.MatchString(s.Name) {
 		return "", errs.Invalidf("dataset name %q: use letters, digits and _, starting with a letter or _", s.Name)
+	}
+	if s.Pin != "" && s.Pin != cluster.PinMemory {
+		return "", errs.Invalidf("dataset %q: pin must be %q or left out, not %q", s.Name, cluster.PinMemory, s.Pin)
 	}
 	if s.Partitions < 0 {
 		return "", errs.Invalidf("dataset %q: partitions must be 0 (default) or more, not %d", s.Name, s.Partitions)
@@ -137,5 +143,5 @@ func (e *Engine) Load(ctx context.Context, spec DatasetSpec, progress func(clust
 	if spec.SQL == "" && spec.Snapshot != "" {
 		source += "@" + spec.Snapshot
 	}
-	return e.CreateDataset(ctx, spec.Name, query, DatasetOptions{Partitions: spec.Partitions, Replace: spec.Replace, Source: source}, progress)
+	return e.CreateDataset(ctx, spec.Name, query, DatasetOptions{Partitions: spec.Partitions, Replace: spec.Replace, Source: source, Pin: spec.Pin}, progress)
 }

@@ -72,6 +72,7 @@ func TestDatasetSpecQueryRefusesBadSpecs(t *testing.T) {
 		{"sql and metadata location", DatasetSpec{Name: "d", SQL: "SELECT 1", MetadataLocation: "/m.metadata.json"}, "not both"},
 		{"catalog with a table", DatasetSpec{Name: "d", Table: "t", Catalog: "lake"}, "qualify table"},
 		{"negative partitions", DatasetSpec{Name: "d", Table: "t", Partitions: -1}, "partitions"},
+		{"pinned to disk", DatasetSpec{Name: "d", Table: "t", Pin: "disk"}, `pin must be "memory"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -80,6 +81,9 @@ func TestDatasetSpecQueryRefusesBadSpecs(t *testing.T) {
 				t.Errorf("Query() = %q, %v; want invalid input mentioning %q", q, err, c.want)
 			}
 		})
+	}
+	if _, err := (DatasetSpec{Name: "d", Table: "t", Pin: "memory"}).Query(); err != nil {
+		t.Errorf("pin: memory is refused: %v", err)
 	}
 	if _, err := (DatasetSpec{Name: strings.Repeat("x", 128), Table: "t"}).Query(); err != nil {
 		t.Errorf("a 128-character name is refused: %v", err)

@@ -20,26 +20,29 @@ import (
 //   - features: the shape of bench/training, an int64 id, 16 float32 features and an int32
 //     label, 200,000 rows a partition;
 //   - embedding: an int64 id and a 256-float32 embedding (1 KiB a row), 20,000 rows a partition.
+//
+// The /disk variants serve the same partitions from the disk tier (mapped Arrow IPC files, in
+// the page cache after the first epoch).
 func BenchmarkEpochRead(b *testing.B) {
-	b.Run("features", func(b *testing.B) {
-		fields := []arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}
-		for f := range 16 {
-			fields = append(fields, arrow.Field{Name: fmt.Sprintf("f%d", f), Type: arrow.PrimitiveTypes.Float32})
-		}
-		fields = append(fields, arrow.Field{Name: "label", Type: arrow.PrimitiveTypes.Int32})
-		benchmarkEpochRead(b, arrow.NewSchema(fields, nil), 200_000)
-	})
-	b.Run("embedding", func(b *testing.B) {
-		benchmarkEpochRead(b, arrow.NewSchema([]arrow.Field{
-			{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-			{Name: "embedding", Type: arrow.FixedSizeListOf(256, arrow.PrimitiveTypes.Float32)},
-		}, nil), 20_000)
-	})
+	fields := []arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}
+	for f := range 16 {
+		fields = append(fields, arrow.Field{Name: fmt.Sprintf("f%d", f), Type: arrow.PrimitiveTypes.Float32})
+	}
+	fields = append(fields, arrow.Field{Name: "label", Type: arrow.PrimitiveTypes.Int32})
+	features := arrow.NewSchema(fields, nil)
+	embedding := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "embedding", Type: arrow.FixedSizeListOf(256, arrow.PrimitiveTypes.Float32)},
+	}, nil)
+	b.Run("features", func(b *testing.B) { benchmarkEpochRead(b, features, 200_000, false) })
+	b.Run("features/disk", func(b *testing.B) { benchmarkEpochRead(b, features, 200_000, true) })
+	b.Run("embedding", func(b *testing.B) { benchmarkEpochRead(b, embedding, 20_000, false) })
+	b.Run("embedding/disk", func(b *testing.B) { benchmarkEpochRead(b, embedding, 20_000, true) })
 }
 
 // benchmarkEpochRead reads whole epochs of 8 partitions of partRows rows of schema (an int64
-// id, then int32, float32 or fixed-size lists of float32).
-func benchmarkEpochRead(b *testing.B, schema *arrow.Schema, partRows int) {
+// id, then int32, float32 or fixed-size lists of float32), held in memory or on disk.
+func benchmarkEpochRead(b *testing.B, schema *arrow.Schema, partRows int, onDisk bool) {
 	const parts, heldRows = 8, 8192
 	mem := memory.NewGoAllocator()
 	held := make([]memcat.Part, parts)
@@ -71,6 +74,9 @@ func benchmarkEpochRead(b *testing.B, schema *arrow.Schema, partRows int) {
 		}
 		held[p].Rows = int64(partRows)
 		partRowCounts[p] = int64(partRows)
+	}
+	if onDisk {
+		held = partsOnDisk(b, schema, held)
 	}
 	cols := make([]int, schema.NumFields())
 	names := make([]string, schema.NumFields())

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 
@@ -51,6 +52,15 @@ type epochReader struct {
 	// allocates the gathered columns.
 	scratch []byte
 	buffers memory.Allocator
+	// opened are the batches of the partitions read so far (memcat.Part.Open, from whatever
+	// tier holds them), kept until the reader closes: a window's rows are read straight from
+	// them.
+	opened map[int]openedPart
+}
+
+type openedPart struct {
+	batches []arrow.RecordBatch
+	release func()
 }
 
 type epochPiece struct {
@@ -84,7 +94,7 @@ type epochWindow struct {
 // columns (every byte of which it writes). The stream follows internal/stream's contract; when
 // it ends or is released, what it gathered and tc's cache are freed.
 func newEpochReader(ctx context.Context, tc *exec.TaskContext, buffers memory.Allocator, s engine.EpochSlice, order *cluster.EpochOrder, parts []memcat.Part, schema *arrow.Schema, target, part int64) (array.RecordReader, error) {
-	r := &epochReader{ctx: ctx, tc: tc, buffers: buffers, slice: s, order: order, parts: parts, schema: schema, target: target, part: part}
+	r := &epochReader{ctx: ctx, tc: tc, buffers: buffers, slice: s, order: order, parts: parts, schema: schema, target: target, part: part, opened: map[int]openedPart{}}
 	var bad error
 	rd := s.Request.Reader
 	order.Stretches(rd, s.From, s.To, func(t0, t1 int64, w int, g int64) bool {
@@ -109,6 +119,23 @@ func (r *epochReader) close() {
 	releaseColumns(r.gathered)
 	r.gathered = nil
 	r.dropWindow()
+	for _, o := range r.opened {
+		o.release()
+	}
+	r.opened = nil
+}
+
+// partBatches returns partition p's batches, opening it on first use.
+func (r *epochReader) partBatches(p int) ([]arrow.RecordBatch, error) {
+	if o, ok := r.opened[p]; ok {
+		return o.batches, nil
+	}
+	batches, release, err := r.parts[p].Open(r.ctx)
+	if err != nil {
+		return nil, fmt.Errorf("partition %d of dataset %q: %w", p, r.slice.Dataset, err)
+	}
+	r.opened[p] = openedPart{batches: batches, release: release}
+	return batches, nil
 }
 
 func (r *epochReader) dropWindow() {
@@ -170,7 +197,10 @@ func (r *epochReader) loadWindow() error {
 	w := r.pieces[0].window
 	desc := r.order.Windows()[w]
 	chunks, perm := r.order.Gather(w)
-	batches := r.parts[desc.Partition].Batches
+	batches, err := r.partBatches(desc.Partition)
+	if err != nil {
+		return err
+	}
 	stretches, rows, err := stretchesOf(batches, chunks)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -82,13 +83,22 @@ func epochTestParts(mem memory.Allocator, rows []int64, heldRows int64) []memcat
 // every layout (fixed-width with and without NULLs, narrow and wide fixed-size lists, strings,
 // booleans) and windows gathered in one part or several, and the readers of an epoch read every
 // row exactly once, shuffled or not. Nothing leaks.
-func TestEpochReaderKeepsRowsWhole(t *testing.T) {
+func TestEpochReaderKeepsRowsWhole(t *testing.T) { testEpochReaderKeepsRowsWhole(t, false) }
+
+// TestEpochReaderKeepsRowsWholeFromDisk is TestEpochReaderKeepsRowsWhole with every partition
+// served from the disk tier (mapped Arrow IPC files).
+func TestEpochReaderKeepsRowsWholeFromDisk(t *testing.T) { testEpochReaderKeepsRowsWhole(t, true) }
+
+func testEpochReaderKeepsRowsWhole(t *testing.T, onDisk bool) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	buffers := newBufferRecycler(mem, 1<<20)
 	defer buffers.close()
 	partRows := []int64{1000, 777, 1500}
 	parts := epochTestParts(mem, partRows, 333)
+	if onDisk {
+		parts = partsOnDisk(t, epochTestSchema, parts)
+	}
 	defer func() {
 		for _, p := range parts {
 			for _, b := range p.Batches {
@@ -252,4 +262,20 @@ func TestReadEpochOfADatasetNotHeldIsUnavailable(t *testing.T) {
 	if got := slicePartitions(order, engine.EpochSlice{Request: req, From: 0, To: 450}); fmt.Sprint(got) != "[0 1 2]" {
 		t.Errorf("the whole epoch reads partitions %v", got)
 	}
+}
+
+// partsOnDisk moves in-memory parts to the disk tier (files in a test directory), dropped when
+// the test ends.
+func partsOnDisk(t testing.TB, schema *arrow.Schema, parts []memcat.Part) []memcat.Part {
+	t.Helper()
+	out := make([]memcat.Part, len(parts))
+	for i, p := range parts {
+		data := memcat.NewPartData(schema, p.Batches)
+		if _, err := data.ToDisk(filepath.Join(t.TempDir(), fmt.Sprintf("p%d.arrow", i))); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(data.Drop)
+		out[i] = memcat.TieredPart(data)
+	}
+	return out
 }

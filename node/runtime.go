@@ -45,6 +45,10 @@ type Config struct {
 	ShuffleBucketBytes int64
 	// Clock times execution lifetimes (default: the system clock); tests give a fake one.
 	Clock Clock
+	// Tiers holds the dataset partitions the runtime makes, in memory or on disk (default: tiers
+	// of its own over the engine's pool, with no disk tier). The
+	// runtimes of one process share one, given here; the caller closes it after them.
+	Tiers *Tiers
 }
 
 // Clock is the time source of execution lifetimes.
@@ -85,6 +89,9 @@ type Runtime struct {
 	datasetMu sync.Mutex
 	// epochBuffers allocates the columns training reads gather, reusing freed ones.
 	epochBuffers *bufferRecycler
+	// tiers holds the dataset partitions' rows; ownTiers when the runtime made them.
+	tiers    *Tiers
+	ownTiers bool
 
 	closeOnce sync.Once
 }
@@ -108,10 +115,18 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = systemClock{}
 	}
+	tiers, own := cfg.Tiers, false
+	if tiers == nil {
+		var err error
+		if tiers, err = NewTiers(TiersConfig{Pool: cfg.Engine.Pool()}); err != nil {
+			return nil, err
+		}
+		own = true
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rt := &Runtime{
 		eng: cfg.Engine, alloc: cfg.Alloc, client: cfg.Shuffles, ctx: ctx, cancel: cancel, bucketBytes: cfg.ShuffleBucketBytes,
-		epochBuffers: newBufferRecycler(cfg.Alloc, epochBuffersKept),
+		epochBuffers: newBufferRecycler(cfg.Alloc, epochBuffersKept), tiers: tiers, ownTiers: own,
 	}
 	rt.stages = stageRegistry{base: ctx, work: &rt.work, clock: cfg.Clock, idle: cfg.StageIdle, pool: cfg.Engine.Pool()}
 	return rt, nil
@@ -127,6 +142,11 @@ func (rt *Runtime) Close() {
 		rt.cancel()
 		rt.work.wait()
 		rt.epochBuffers.close()
+		if rt.ownTiers {
+			rt.tiers.Close()
+		} else {
+			rt.tiers.releaseOwner(rt)
+		}
 		if rt.client != nil {
 			rt.client.Close()
 		}

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -30,6 +31,65 @@ func (rt *Runtime) Materialize(ctx context.Context, req cluster.MaterializeReque
 	defer stop(nil)
 	unlink := context.AfterFunc(rt.ctx, func() { stop(errClosed) })
 	defer unlink()
+	schema, batches, err := rt.makeBatches(ctx, req)
+	if err != nil {
+		return cluster.PartitionStats{}, err
+	}
+	data := memcat.NewPartData(schema, batches)
+	ds, err := rt.heldDataset(req, schema)
+	if err != nil {
+		data.Drop()
+		return cluster.PartitionStats{}, err
+	}
+	requests := int64(len(req.Tasks))
+	if req.Whole {
+		requests = 1
+	}
+	h := &heldPart{owner: rt, dataset: req.Dataset, gen: req.Generation, index: req.Partition, data: data, requests: requests, pinned: req.Pin == cluster.PinMemory}
+	if err := rt.tiers.hold(h); err != nil {
+		return cluster.PartitionStats{}, err
+	}
+	data.SetReload(func(ctx context.Context) error { return rt.remake(ctx, req, data) })
+	old := ds.Parts()[req.Partition]
+	if err := ds.SetPart(req.Partition, memcat.TieredPart(data)); err != nil {
+		rt.tiers.release(data)
+		return cluster.PartitionStats{}, err
+	}
+	rt.releasePart(old)
+	return cluster.PartitionStats{Rows: data.Rows(), Bytes: data.Bytes()}, nil
+}
+
+// remake makes an evicted partition's rows again, as Materialize made them (same tasks in the
+// same order at the same pins: the same rows in the same order), and holds them in a tier.
+func (rt *Runtime) remake(ctx context.Context, req cluster.MaterializeRequest, data *memcat.PartData) error {
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	unlink := context.AfterFunc(rt.ctx, func() { stop(errClosed) })
+	defer unlink()
+	_, batches, err := rt.makeBatches(ctx, req)
+	if err != nil {
+		return fmt.Errorf("making partition %d of dataset %q again after its eviction: %w", req.Partition, req.Dataset, err)
+	}
+	return rt.tiers.restore(data, batches)
+}
+
+// releasePart drops what a part the runtime made holds (a part replaced or a dataset dropped).
+func (rt *Runtime) releasePart(p memcat.Part) {
+	if p.Data != nil {
+		rt.tiers.release(p.Data)
+	}
+}
+
+// releaseDataset drops the parts of a dataset generation the runtime held.
+func (rt *Runtime) releaseDataset(ds *memcat.Dataset) {
+	for _, p := range ds.Parts() {
+		rt.releasePart(p)
+	}
+}
+
+// makeBatches runs a partition's part of the query (in ctx, which the caller ends when the
+// runtime closes) and returns its rows in the schema it is held in.
+func (rt *Runtime) makeBatches(ctx context.Context, req cluster.MaterializeRequest) (*arrow.Schema, []arrow.RecordBatch, error) {
 	ctx = engine.WithSession(ctx, engine.Session{Catalog: req.Catalog, Schema: req.Schema, Pins: req.Pins})
 	var (
 		schema  *arrow.Schema
@@ -38,13 +98,13 @@ func (rt *Runtime) Materialize(ctx context.Context, req cluster.MaterializeReque
 	if req.Whole {
 		res, err := rt.eng.Execute(ctx, req.SQL, nil)
 		if err != nil {
-			return cluster.PartitionStats{}, err
+			return nil, nil, err
 		}
 		if res.Reader == nil {
-			return cluster.PartitionStats{}, errs.Invalidf("a dataset is made from a query; this statement returns no rows")
+			return nil, nil, errs.Invalidf("a dataset is made from a query; this statement returns no rows")
 		}
 		if batches, err = drain(res.Reader); err != nil {
-			return cluster.PartitionStats{}, err
+			return nil, nil, err
 		}
 		schema = res.Schema
 	} else {
@@ -52,31 +112,23 @@ func (rt *Runtime) Materialize(ctx context.Context, req cluster.MaterializeReque
 		// order, which training reads rely on.
 		var err error
 		if schema, batches, err = rt.collectTasksInOrder(ctx, req.SQL, req.Tasks); err != nil {
-			return cluster.PartitionStats{}, err
+			return nil, nil, err
 		}
 	}
 	if len(req.Stored) > 0 {
 		if len(req.Stored) != schema.NumFields() {
 			releaseAll(batches)
-			return cluster.PartitionStats{}, errs.Invalidf("the dataset's query has %d columns, its stored types %d", schema.NumFields(), len(req.Stored))
+			return nil, nil, errs.Invalidf("the dataset's query has %d columns, its stored types %d", schema.NumFields(), len(req.Stored))
 		}
 		schema = engine.HeldSchema(schema, req.Stored)
 		held, err := castToStored(ctx, rt.taskContext(), batches, schema, req.Stored)
 		releaseAll(batches)
 		if err != nil {
-			return cluster.PartitionStats{}, err
+			return nil, nil, err
 		}
 		batches = held
 	}
-	part := memcat.LocalPart(batches)
-	ds, err := rt.heldDataset(req, schema)
-	if err != nil {
-		return cluster.PartitionStats{}, err
-	}
-	if err := ds.SetPart(req.Partition, part); err != nil {
-		return cluster.PartitionStats{}, err
-	}
-	return cluster.PartitionStats{Rows: part.Rows, Bytes: part.Bytes}, nil
+	return schema, batches, nil
 }
 
 // heldDataset returns this node's dataset object for req's generation, attaching a new one on
@@ -128,14 +180,16 @@ func (rt *Runtime) DropDataset(name string, generation uint64) {
 	if current.Generation() == generation {
 		if prev := current.Displaced(); prev != nil {
 			_, _ = rt.eng.MemoryCatalog().AttachDataset(prev, true)
-			return
+		} else {
+			rt.eng.MemoryCatalog().DetachDataset(name, generation)
 		}
-		rt.eng.MemoryCatalog().DetachDataset(name, generation)
+		rt.releaseDataset(current)
 		return
 	}
 	for ds := current; ds.Displaced() != nil; ds = ds.Displaced() {
-		if ds.Displaced().Generation() == generation {
-			ds.SetDisplaced(ds.Displaced().Displaced())
+		if dropped := ds.Displaced(); dropped.Generation() == generation {
+			ds.SetDisplaced(dropped.Displaced())
+			rt.releaseDataset(dropped)
 			return
 		}
 	}

@@ -21,6 +21,12 @@ import (
 // default for unqualified and namespace-qualified names.
 func newLakeEngine(t *testing.T) *engine.Engine {
 	t.Helper()
+	return newLakeEngineWith(t, engine.Config{})
+}
+
+// newLakeEngineWith is newLakeEngine with cfg's other settings.
+func newLakeEngineWith(t *testing.T, cfg engine.Config) *engine.Engine {
+	t.Helper()
 	wh, err := demo.Ensure(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +35,8 @@ func newLakeEngine(t *testing.T) *engine.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := engine.New(engine.Config{NoDemo: true, Sources: []catalog.Catalog{lake}, DefaultCatalog: "lake"})
+	cfg.NoDemo, cfg.Sources, cfg.DefaultCatalog = true, []catalog.Catalog{lake}, "lake"
+	e, err := engine.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

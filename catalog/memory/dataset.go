@@ -22,7 +22,8 @@ import (
 // reading different rows.
 //
 // On the head every partition is remote (Part.Location, read through Part.Fetch); on a data
-// node the partitions it holds are local (Part.Batches) and the others are absent. Scans
+// node the partitions it holds are local (Part.Data, in memory or on disk; readers take their
+// batches with Part.Open) and the others are absent. Scans
 // produce one task per partition, in partition order, on every process alike, so a divided
 // query names the same partitions everywhere.
 type Dataset struct {
@@ -44,16 +45,50 @@ type Part struct {
 	// Location is the Flight address of the data node holding the partition; "" when it is held
 	// here (Batches).
 	Location string
-	// Batches are the partition's rows when held here. The dataset owns them.
+	// Batches are the partition's rows when held here in memory only (LocalPart). The dataset
+	// owns them.
 	Batches []arrow.RecordBatch
+	// Data holds the partition's rows when held here in tiers (memory, disk; TieredPart).
+	Data *PartData
 	// Fetch reads a remote partition's columns (indexes into the dataset schema) from its
 	// node; nil when this process cannot read it (a data node asked for another node's
 	// partition).
 	Fetch func(ctx context.Context, columns []int) (array.RecordReader, error)
 }
 
-// Held reports whether the partition's rows are in this process.
-func (p Part) Held() bool { return p.Location == "" && p.Batches != nil }
+// Held reports whether the partition's rows are in this process (in any tier).
+func (p Part) Held() bool {
+	if p.Location != "" {
+		return false
+	}
+	if p.Data != nil {
+		return p.Data.Tier() != TierDropped
+	}
+	return p.Batches != nil
+}
+
+// Open returns the batches of a partition held here, retained, from whatever tier holds them,
+// and the func that releases them (once); see PartData.Open.
+func (p Part) Open(ctx context.Context) ([]arrow.RecordBatch, func(), error) {
+	if p.Data != nil {
+		return p.Data.Open(ctx)
+	}
+	if p.Location != "" || p.Batches == nil {
+		return nil, nil, errs.Unavailablef("the dataset partition is not held by this process")
+	}
+	out := make([]arrow.RecordBatch, len(p.Batches))
+	for i, b := range p.Batches {
+		b.Retain()
+		out[i] = b
+	}
+	var once sync.Once
+	return out, func() { once.Do(func() { releaseBatches(out) }) }, nil
+}
+
+// TieredPart returns a Part held here in tiers by data.
+func TieredPart(data *PartData) Part {
+	return Part{Rows: data.Rows(), Bytes: data.Bytes(), Data: data}
+}
 
 // NewDataset returns a dataset of the given number of partitions, none of them held anywhere yet.
 func NewDataset(name string, gen uint64, schema *arrow.Schema, partitions int) *Dataset {
@@ -172,7 +207,14 @@ func (t *datasetTask) Location() string      { return t.part.Location }
 
 func (t *datasetTask) Open(ctx context.Context, mem memalloc.Allocator) (array.RecordReader, error) {
 	if t.part.Held() {
-		local := &scanTask{schema: t.schema, cols: t.cols, batches: t.part.Batches, rows: t.part.Rows, limit: t.limit}
+		batches, release, err := t.part.Open(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("partition %d of dataset %q: %w", t.index, t.dataset, err)
+		}
+		// The reader retains what it reads (and so keeps a mapped file mapped): the batches are
+		// released as soon as it is made.
+		defer release()
+		local := &scanTask{schema: t.schema, cols: t.cols, batches: batches, rows: t.part.Rows, limit: t.limit}
 		return local.Open(ctx, mem)
 	}
 	if t.part.Location != "" && t.part.Fetch != nil {

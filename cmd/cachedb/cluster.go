@@ -61,6 +61,7 @@ func newWorkerCommand() *cobra.Command {
 		sources                     sourceOptions
 		statementTimeout, stageIdle time.Duration
 		limits                      limitFlags
+		memory                      memoryFlags
 		secFlags                    securityFlags
 		observe                     observeFlags
 	)
@@ -101,8 +102,13 @@ func newWorkerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			engCfg := engine.Config{NoDemo: true, Sources: srcs, DefaultCatalog: cfg.DefaultCatalog}
-			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, stageIdle, key, statementTimeout, limits, sec, ready)
+			mem, err := memory.start()
+			if err != nil {
+				return err
+			}
+			defer mem.tiers.Close()
+			engCfg := engine.Config{NoDemo: true, Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, Pool: mem.pool}
+			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, stageIdle, key, statementTimeout, limits, mem, sec, ready)
 			if err != nil {
 				return err
 			}
@@ -130,6 +136,7 @@ func newWorkerCommand() *cobra.Command {
 	f.DurationVar(&stageIdle, "stage-idle", node.DefaultStageIdle, stageIdleUsage)
 	sources.register(cmd)
 	limits.register(cmd)
+	memory.register(cmd)
 	secFlags.register(cmd)
 	observe.register(cmd)
 	return cmd
@@ -150,8 +157,9 @@ type worker struct {
 // registering with head. An empty id defaults to HOSTNAME:PORT; an empty advertise to the
 // listener's address (the hostname replacing an unspecified host). The node runs until ctx
 // ends or stop is called. sec protects its port and its calls to the head and its peers. The
-// node is ready (ready, and its gRPC health) while registered.
-func startWorker(ctx context.Context, listen, head, id, advertise string, cfg engine.Config, stageIdle time.Duration, key *ticket.Keyring, statementTimeout time.Duration, limits limitFlags, sec security, ready *httpserve.Readiness) (*worker, error) {
+// node is ready (ready, and its gRPC health) while registered. Its runtime holds partitions in
+// mem's tiers (cfg.Pool is mem's pool).
+func startWorker(ctx context.Context, listen, head, id, advertise string, cfg engine.Config, stageIdle time.Duration, key *ticket.Keyring, statementTimeout time.Duration, limits limitFlags, mem processMemory, sec security, ready *httpserve.Readiness) (*worker, error) {
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, fmt.Errorf("data node listening on %s: %w", listen, err)
@@ -171,14 +179,14 @@ func startWorker(ctx context.Context, listen, head, id, advertise string, cfg en
 		_ = lis.Close()
 		return nil, fmt.Errorf("data node %s: starting the engine: %w", id, err)
 	}
-	rt, err := node.New(node.Config{Engine: eng, Shuffles: cluster.NewShufflesOver(key, sec.cluster), StageIdle: stageIdle})
+	rt, err := node.New(node.Config{Engine: eng, Shuffles: cluster.NewShufflesOver(key, sec.cluster), StageIdle: stageIdle, Tiers: mem.tiers})
 	if err != nil {
 		_ = lis.Close()
 		return nil, fmt.Errorf("data node %s: starting its runtime: %w", id, err)
 	}
 	// The boot ID tells the head this process from an earlier one under the same ID.
 	bootID := cluster.NewBootID()
-	actions := cluster.NodeConfig{ID: id, Version: version, BootID: bootID, Key: key, Store: rt, Shuffles: rt}
+	actions := cluster.NodeConfig{ID: id, Version: version, BootID: bootID, Key: key, Store: rt, Shuffles: rt, Memory: rt.Memory}
 	srv := flightsql.NewServer(eng, sec.apply(limits.apply(flightsql.Options{Version: version, TicketKey: key, Node: rt, Extend: cluster.NodeActions(actions), StatementTimeout: statementTimeout, DataNode: true})))
 	registered := "data node " + id + " registered with the head"
 	ready.Require(registered)

@@ -63,6 +63,7 @@ type serverFlags struct {
 	// stageIdle is node.Config.StageIdle, for the head and in-process data nodes.
 	stageIdle time.Duration
 	limits    limitFlags
+	memory    memoryFlags
 	security  securityFlags
 	observe   observeFlags
 	// kubeflow, when set, makes the head Kubeflow Trainer's data cache (kubeflow.go).
@@ -77,6 +78,7 @@ func (s *serverFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&s.noPushdown, "no-pushdown", false, "scans read whole tables (all columns, no filter pushdown): a baseline for measurements")
 	s.sources.register(cmd)
 	s.limits.register(cmd)
+	s.memory.register(cmd)
 	s.security.register(cmd)
 	s.secrets.register(cmd, "key the head signs tickets with and data nodes verify them with; the same on every node (default: random, for in-process data nodes only)")
 	f.DurationVar(&s.cluster.HeartbeatInterval, "heartbeat-interval", cluster.DefaultHeartbeatInterval, "how often data nodes are told to heartbeat")
@@ -133,10 +135,15 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	if err != nil {
 		return err
 	}
+	mem, err := s.memory.start()
+	if err != nil {
+		return err
+	}
+	defer mem.tiers.Close()
 	return serve(ctx, listen, engine.Config{
 		CatalogName: s.catalog, NoDemo: s.noDemo, NoPushdown: s.noPushdown,
-		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog,
-	}, s.stageIdle, s.cluster, key, workers, s.statementTimeout, s.limits, sec, ready, s.kubeflow)
+		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, Pool: mem.pool,
+	}, s.stageIdle, s.cluster, key, workers, s.statementTimeout, s.limits, mem, sec, ready, s.kubeflow)
 }
 
 // serve runs the head until ctx ends, then stops it gracefully: the Flight SQL server with the
@@ -144,20 +151,23 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 // in-process data nodes registered with it over Flight. It logs the address once the listener
 // accepts connections, so a supervisor (or a test) can wait for that line. sec protects the
 // head's port and its in-process data nodes' alike. It sets ready's starting condition once the
-// server, the membership and the data nodes run.
-func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time.Duration, ccfg cluster.Config, key *ticket.Keyring, workers int, statementTimeout time.Duration, limits limitFlags, sec security, ready *httpserve.Readiness, kf *kubeflowHead) error {
+// server, the membership and the data nodes run. The head and its in-process data nodes share
+// mem: one memory budget for the process.
+func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time.Duration, ccfg cluster.Config, key *ticket.Keyring, workers int, statementTimeout time.Duration, limits limitFlags, mem processMemory, sec security, ready *httpserve.Readiness, kf *kubeflowHead) error {
 	ccfg.OnChange = logMembership
 	members := cluster.NewMembership(ccfg)
 	// Data nodes run the same source catalogs (they read the same tables), not the head's own
 	// memory tables or its system catalog.
-	nodeCfg := engine.Config{NoDemo: true, NoPushdown: cfg.NoPushdown, Sources: cfg.Sources, DefaultCatalog: cfg.DefaultCatalog}
+	nodeCfg := engine.Config{NoDemo: true, NoPushdown: cfg.NoPushdown, Sources: cfg.Sources, DefaultCatalog: cfg.DefaultCatalog, Pool: cfg.Pool}
 	// The registry attaches datasets to the head engine's own catalog, made first; it follows
 	// the membership from here on (only a loss moves data).
 	cfg.Memory = memcat.NewCatalog(cmp.Or(cfg.CatalogName, "cachedb"))
 	datasets := cluster.NewDatasets(cluster.DatasetsConfig{Membership: members, Catalog: cfg.Memory, Key: key, Transport: sec.cluster})
 	defer datasets.Close()
 	observeCluster(members, datasets)
-	cfg.Sources = append(slices.Clone(cfg.Sources), cluster.NewSystemCatalog(members, datasets))
+	system := cluster.NewSystemCatalog(members, datasets)
+	system.SetLocalMemory(mem.tiers.Memory)
+	cfg.Sources = append(slices.Clone(cfg.Sources), system)
 	cfg.Datasets = datasets
 	cfg.DataNodes = func() int { return len(aliveAddrs(members)) }
 	eng, err := engine.New(cfg)
@@ -165,7 +175,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time
 		return fmt.Errorf("starting the engine: %w", err)
 	}
 	// The head runs the final stage of the distributed queries whose endpoint it is.
-	rt, err := node.New(node.Config{Engine: eng, Shuffles: cluster.NewShufflesOver(key, sec.cluster), StageIdle: stageIdle})
+	rt, err := node.New(node.Config{Engine: eng, Shuffles: cluster.NewShufflesOver(key, sec.cluster), StageIdle: stageIdle, Tiers: mem.tiers})
 	if err != nil {
 		return fmt.Errorf("starting the head's node runtime: %w", err)
 	}
@@ -195,7 +205,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time
 	}, nil)
 	var nodes []*worker
 	for range workers {
-		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "", nodeCfg, stageIdle, key, statementTimeout, limits, sec, ready)
+		w, err := startWorker(clusterCtx, "127.0.0.1:0", dialable(addr), "", "", nodeCfg, stageIdle, key, statementTimeout, limits, mem, sec, ready)
 		if err != nil {
 			err = fmt.Errorf("starting an in-process data node: %w", err)
 			stop(nodes, srv)

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cachedb/cachedb/internal/mempool"
+	"github.com/cachedb/cachedb/node"
+)
+
+// memoryFlags are a server process's memory budget and disk tier (docs/memory.md).
+type memoryFlags struct {
+	memoryLimit string
+	diskDir     string
+	diskLimit   string
+}
+
+func (m *memoryFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&m.memoryLimit, "memory-limit", "default", "memory this process may hold for dataset partitions, query state and training reads (256MiB, 4GiB, ...; 0: no limit; default: "+fmt.Sprint(mempool.DefaultFraction)+" of the cgroup's limit or of the host's memory)")
+	f.StringVar(&m.diskDir, "disk-dir", "", "directory of the disk tier: dataset partitions that do not fit in --memory-limit move there as Arrow files (default: no disk tier; partitions that do not fit are refused)")
+	f.StringVar(&m.diskLimit, "disk-limit", "0", "most the disk tier may hold (256MiB, 100GiB, ...; 0: the free space of --disk-dir's file system)")
+}
+
+// goSlack is what the Go runtime's soft memory limit adds to --memory-limit: what the pool does
+// not count (the Go runtime and its garbage, gRPC and Parquet decode buffers, goroutine stacks).
+// The soft limit is the limit plus a quarter of it, at least goSlackMin.
+const goSlackMin = 256 << 20
+
+// goSoftLimit is the Go runtime's soft memory limit for a pool limit (0: none).
+func goSoftLimit(limit int64) int64 {
+	if limit <= 0 {
+		return 0
+	}
+	return limit + max(limit/4, goSlackMin)
+}
+
+// processMemory is one process's memory budget and partition tiers, shared by its head and
+// data-node engines and runtimes.
+type processMemory struct {
+	pool  *mempool.Pool
+	tiers *node.Tiers
+}
+
+// start builds the process's pool and tiers from the flags, sets the Go runtime's soft memory
+// limit from the pool's limit (unless GOMEMLIMIT is set) and logs them. Close the tiers after
+// every runtime.
+func (m memoryFlags) start() (processMemory, error) {
+	limit := mempool.DefaultLimit()
+	if m.memoryLimit != "default" && m.memoryLimit != "" {
+		n, err := mempool.ParseBytes(m.memoryLimit)
+		if err != nil {
+			return processMemory{}, fmt.Errorf("--memory-limit: %w", err)
+		}
+		limit = n
+	}
+	diskLimit, err := mempool.ParseBytes(m.diskLimit)
+	if err != nil {
+		return processMemory{}, fmt.Errorf("--disk-limit: %w", err)
+	}
+	if diskLimit > 0 && m.diskDir == "" {
+		return processMemory{}, fmt.Errorf("--disk-limit needs --disk-dir")
+	}
+	pool := mempool.New(limit)
+	tiers, err := node.NewTiers(node.TiersConfig{Pool: pool, DiskDir: m.diskDir, DiskLimit: diskLimit})
+	if err != nil {
+		return processMemory{}, fmt.Errorf("--disk-dir: %w", err)
+	}
+	attrs := []any{"memory_limit", describeLimit(limit)}
+	if soft := goSoftLimit(limit); soft > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(soft)
+		attrs = append(attrs, "go_soft_limit", mempool.FormatBytes(soft))
+	}
+	if m.diskDir != "" {
+		disk := "free space"
+		if diskLimit > 0 {
+			disk = mempool.FormatBytes(diskLimit)
+		}
+		attrs = append(attrs, "disk_dir", m.diskDir, "disk_limit", disk)
+	}
+	slog.Info("memory budget", attrs...)
+	return processMemory{pool: pool, tiers: tiers}, nil
+}
+
+func describeLimit(n int64) string {
+	if n <= 0 {
+		return "none"
+	}
+	return mempool.FormatBytes(n)
+}
