@@ -32,6 +32,10 @@ type Config struct {
 	// Pool is the process's memory budget: each statement's operators reserve their state from
 	// a group of it (default: a pool without a limit, which only counts).
 	Pool *mempool.Pool
+	// SpillDir is where operators whose memory reservation is refused (sort, hash aggregate,
+	// hash join) write their spill files ("": a cachedb-spill-<pid> directory under the
+	// system's temporary directory).
+	SpillDir string
 	// NoDemo leaves the demo table out of the catalog.
 	NoDemo bool
 	// Sources are catalogs queried beside the engine's own memory catalog (Iceberg catalogs),

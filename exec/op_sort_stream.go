@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/util"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/cachedb/cachedb/internal/mempool"
 	"github.com/cachedb/cachedb/internal/safe"
 	"github.com/cachedb/cachedb/internal/stream"
 )
@@ -18,6 +21,15 @@ import (
 // concurrently into per-partition runs (cut back to the best fetch rows as they grow when fetch is
 // set), then merges the runs into one sorted run; later calls gather the rows in order, at most
 // tc.RowsPerBatch() per batch.
+//
+// Memory: each partition's run reserves twice the bytes of the batches it buffers (the second
+// half covers the concatenated copy that sorting makes) from tc's group. When a reservation is
+// refused the run is sorted, written to a spill file and dropped, and reading goes on; if any
+// run was spilled, every run is, and the output is a streaming k-way merge of the spill files
+// (see sortMerge), which keeps one batch per run in memory, reserved too. A batch that cannot
+// be reserved even after its run was spilled, or a merge whose batches cannot be reserved,
+// fails the query with the pool's errs.ResourceExhausted error. Every reservation is freed and
+// every spill file removed when the reader is released.
 type sortStream struct {
 	ctx    context.Context
 	op     *Sort
@@ -26,6 +38,12 @@ type sortStream struct {
 	order  []int32           // rows of sorted in output order
 	pos    int
 	ready  bool
+
+	files    *spillFiles
+	mu       sync.Mutex
+	spilled  []*spillRun // guarded by mu, in the order they were written
+	reserved []*mempool.Reservation
+	merge    *sortMerge
 }
 
 func (s *sortStream) next() (arrow.RecordBatch, error) {
@@ -34,6 +52,13 @@ func (s *sortStream) next() (arrow.RecordBatch, error) {
 			return nil, err
 		}
 		s.ready = true
+	}
+	if s.merge != nil {
+		b, err := s.merge.next(s.ctx)
+		if b == nil && err == nil {
+			s.release()
+		}
+		return b, err
 	}
 	if s.pos >= len(s.order) {
 		s.release()
@@ -48,7 +73,7 @@ func (s *sortStream) next() (arrow.RecordBatch, error) {
 	return batch, nil
 }
 
-// gather reads all input partitions and sorts their rows.
+// gather reads all input partitions and sorts their rows, in memory or through spill files.
 func (s *sortStream) gather() error {
 	parts := s.op.input.Partitions()
 	runs := make([]*sortRun, parts)
@@ -60,7 +85,20 @@ func (s *sortStream) gather() error {
 		safe.Go(g, "sort", func() error { return s.readPartition(gctx, p, runs[p]) })
 	}
 	err := g.Wait()
-	merged := s.newRun()
+	if err == nil && len(s.spilled) > 0 {
+		for _, r := range runs {
+			if err = r.spill(s.ctx); err != nil {
+				break
+			}
+		}
+	}
+	// The partitions' reservations stay until release: they cover the concatenated copy the
+	// in-memory sort makes. Spilled runs hold nothing, and their reservations go now, so that
+	// the merge does not share the query's memory with them.
+	if len(s.spilled) > 0 {
+		s.freeReservations()
+	}
+	merged := &sortRun{tc: s.tc, keys: s.op.keys, fetch: s.op.fetch, input: s.op.input.Schema()}
 	for _, r := range runs {
 		merged.batches = append(merged.batches, r.batches...)
 		merged.rows += r.rows
@@ -69,6 +107,10 @@ func (s *sortStream) gather() error {
 	defer merged.release()
 	if err != nil {
 		return err
+	}
+	if len(s.spilled) > 0 {
+		s.merge = newSortMerge(s.tc, s.op, s.files, s.op.input.Schema(), s.spilled)
+		return nil
 	}
 	s.sorted, s.order, err = merged.sort(s.ctx)
 	return err
@@ -99,15 +141,56 @@ func (s *sortStream) readPartition(ctx context.Context, p int, run *sortRun) err
 }
 
 func (s *sortStream) newRun() *sortRun {
-	return &sortRun{tc: s.tc, keys: s.op.keys, fetch: s.op.fetch, input: s.op.input.Schema()}
+	res := s.tc.Reserve(sortConsumer)
+	s.mu.Lock()
+	s.reserved = append(s.reserved, res)
+	s.mu.Unlock()
+	return &sortRun{tc: s.tc, keys: s.op.keys, fetch: s.op.fetch, input: s.op.input.Schema(), res: res, stream: s}
 }
 
+// addSpilled records a run written to disk.
+func (s *sortStream) addSpilled(r *spillRun) {
+	s.mu.Lock()
+	s.spilled = append(s.spilled, r)
+	s.mu.Unlock()
+}
+
+// release frees everything the stream holds; it runs at the end of the output and when the
+// reader is released, whichever comes first (and is harmless twice).
 func (s *sortStream) release() {
 	if s.sorted != nil {
 		s.sorted.Release()
 		s.sorted = nil
 	}
 	s.order = nil
+	if s.merge != nil {
+		s.merge.release()
+		s.merge = nil
+	}
+	s.freeReservations()
+	if s.files != nil {
+		s.files.removeAll()
+	}
+}
+
+func (s *sortStream) freeReservations() {
+	s.mu.Lock()
+	reserved := s.reserved
+	s.reserved = nil
+	s.mu.Unlock()
+	for _, r := range reserved {
+		r.Free()
+	}
+}
+
+// spillFiles returns the stream's spill files, creating the set on first use.
+func (s *sortStream) spillFiles() *spillFiles {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.files == nil {
+		s.files = newSpillFiles(s.tc, "sort")
+	}
+	return s.files
 }
 
 // sortRun is a set of batches not yet in order, each extended with its evaluated sort keys.
@@ -118,9 +201,13 @@ type sortRun struct {
 	input   *arrow.Schema
 	batches []arrow.RecordBatch
 	rows    int64
+	// res holds twice the bytes of batches; stream spills the run when it is refused more.
+	res    *mempool.Reservation
+	stream *sortStream
 }
 
-// add evaluates the sort keys of batch and keeps it with them.
+// add evaluates the sort keys of batch and keeps it with them, spilling the run first when
+// its reservation cannot grow by the batch.
 func (r *sortRun) add(ctx context.Context, batch arrow.RecordBatch) error {
 	if batch.NumRows() == 0 {
 		return nil
@@ -139,9 +226,68 @@ func (r *sortRun) add(ctx context.Context, batch arrow.RecordBatch) error {
 		fields = append(fields, arrow.Field{Name: fmt.Sprintf("sort_key_%d", i), Type: arr.DataType(), Nullable: true})
 	}
 	cols = append(cols, keyCols...)
-	r.batches = append(r.batches, array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, batch.NumRows()))
+	extended := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, batch.NumRows())
 	aggReleaseArrays(keyCols)
+	if err := r.reserve(ctx, sortHeldBytes(extended)); err != nil {
+		extended.Release()
+		return err
+	}
+	r.batches = append(r.batches, extended)
 	r.rows += batch.NumRows()
+	return nil
+}
+
+// sortHeldBytes is what buffering b costs a sort: b, the copy of it that sorting concatenates,
+// and its entry in the sort order.
+func sortHeldBytes(b arrow.RecordBatch) int64 {
+	return 2*util.TotalRecordSize(b) + 4*b.NumRows()
+}
+
+// reserve grows the run's reservation by n, spilling the run to disk first if that is refused.
+func (r *sortRun) reserve(ctx context.Context, n int64) error {
+	err := r.res.TryGrow(n)
+	if err == nil || !isExhausted(err) || len(r.batches) == 0 {
+		return err
+	}
+	if err := r.spill(ctx); err != nil {
+		return err
+	}
+	return r.res.TryGrow(n)
+}
+
+// spill sorts the run, writes it to a spill file and empties it.
+func (r *sortRun) spill(ctx context.Context) error {
+	if len(r.batches) == 0 {
+		return nil
+	}
+	all, order, err := r.sort(ctx)
+	if err != nil {
+		return err
+	}
+	defer all.Release()
+	w, err := r.stream.spillFiles().create(all.Schema(), r.tc.Alloc)
+	if err != nil {
+		return err
+	}
+	step := r.tc.RowsPerBatch()
+	for i := 0; i < len(order); i += step {
+		chunk, err := sortTake(ctx, r.tc, all, all.Schema(), order[i:min(i+step, len(order))])
+		if err == nil {
+			err = w.write(chunk)
+			chunk.Release()
+		}
+		if err != nil {
+			w.abort()
+			return err
+		}
+	}
+	run, err := w.finish()
+	if err != nil {
+		return err
+	}
+	r.stream.addSpilled(run)
+	r.release()
+	r.res.Resize(0)
 	return nil
 }
 
@@ -190,6 +336,7 @@ func (r *sortRun) compact(ctx context.Context) error {
 	}
 	r.release()
 	r.batches, r.rows = []arrow.RecordBatch{best}, best.NumRows()
+	_ = r.res.Resize(sortHeldBytes(best))
 	return nil
 }
 

@@ -54,6 +54,10 @@ type TaskContext struct {
 	// hold beyond one batch (hash tables, sort runs, aggregates) from it before holding it, and
 	// free it when they are released (nil: nothing is limited; see Reserve).
 	Memory *mempool.Group
+	// SpillDir is the directory operators write spill files to when their memory is refused
+	// ("": a cachedb-spill-<pid> directory under os.TempDir()). Every file an operator writes
+	// there is removed when its reader is released.
+	SpillDir string
 }
 
 // unlimitedMemory serves the reservations of task contexts without a Memory group.

@@ -1,0 +1,76 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// TestSortSpills runs sorts under memory limits that force their runs to disk (and, for the
+// smallest, intermediate merges) and checks the output equals the unlimited sort's, row for
+// row: the last key is the unique id, so the order is total.
+func TestSortSpills(t *testing.T) {
+	s := spillTestSchema
+	col := func(n string) Expr { return aggCol(s, n) }
+	keySets := map[string][]SortKey{
+		"string, int desc, id":   {{Expr: col("s")}, {Expr: col("k"), Desc: true}, {Expr: col("id")}},
+		"int desc, pad, id desc": {{Expr: col("k"), Desc: true}, {Expr: col("pad")}, {Expr: col("id"), Desc: true}},
+	}
+	for name, keys := range keySets {
+		for _, fetch := range []int64{0, 150} {
+			for _, limit := range []int64{8 << 10, 24 << 10, 96 << 10} {
+				for seed := int64(1); seed <= 3; seed++ {
+					t.Run(fmt.Sprintf("%s/fetch=%d/limit=%d/seed=%d", name, fetch, limit, seed), func(t *testing.T) {
+						src := spillTestSource(t, 2000, 3, 10, seed)
+						free, _ := limitedContext(t, 32, 0)
+						want, err := runRows(context.Background(), NewSort(src, keys, fetch), free)
+						if err != nil {
+							t.Fatal(err)
+						}
+						tc, pool := limitedContext(t, 32, limit)
+						got, err := runRows(context.Background(), NewSort(src, keys, fetch), tc)
+						if err != nil {
+							t.Fatal(err)
+						}
+						aggEqual(t, got, want)
+						if fetch == 0 && pool.Stats().Refusals == 0 {
+							t.Fatalf("a limit of %d bytes never refused the sort: nothing spilled", limit)
+						}
+						if peak := pool.Stats().Peak; peak > limit {
+							t.Fatalf("peak reservation %d above the limit %d", peak, limit)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestSortMemoryTooSmall: a limit below one buffered batch fails with ResourceExhausted and
+// leaves nothing behind (limitedContext checks memory, reservations and spill files).
+func TestSortMemoryTooSmall(t *testing.T) {
+	src := spillTestSource(t, 500, 2, 40, 7)
+	tc, _ := limitedContext(t, 32, 512)
+	_, err := runRows(context.Background(), NewSort(src, []SortKey{{Expr: aggCol(spillTestSchema, "s")}}, 0), tc)
+	wantExhausted(t, err)
+}
+
+// TestSortCanceledWhileSpilling cancels a sort after it has spilled and checks that it stops
+// with the cancellation and releases memory, reservations and spill files.
+func TestSortCanceledWhileSpilling(t *testing.T) {
+	for _, after := range []int64{10, 40} {
+		t.Run(fmt.Sprint(after), func(t *testing.T) {
+			src := spillTestSource(t, 3000, 3, 40, 3)
+			tc, pool := limitedContext(t, 32, 16<<10)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			n := after
+			op := NewSort(cancelAfter{Operator: src, n: &n, cancel: cancel}, []SortKey{{Expr: aggCol(spillTestSchema, "pad")}}, 0)
+			_, err := runRows(ctx, op, tc)
+			wantCanceled(t, err)
+			if pool.Stats().Refusals == 0 {
+				t.Fatal("the sort was canceled before it spilled")
+			}
+		})
+	}
+}
