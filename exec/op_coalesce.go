@@ -6,9 +6,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/util"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/mempool"
 	"github.com/cachedb/cachedb/internal/safe"
 	"github.com/cachedb/cachedb/internal/stream"
 )
@@ -115,6 +117,34 @@ func collectBatches(ctx context.Context, op Operator, tc *TaskContext) ([]arrow.
 	var out []arrow.RecordBatch
 	for {
 		b, err := nextNonEmpty(rdr)
+		if err != nil {
+			releaseBatches(out)
+			return nil, err
+		}
+		if b == nil {
+			return out, nil
+		}
+		out = append(out, b)
+	}
+}
+
+// collectReserved is collectBatches reserving factor times each batch's size from res before
+// holding it; a refused reservation fails with the refusal, releasing what was collected (res
+// keeps what it had reserved: its owner frees it).
+func collectReserved(ctx context.Context, op Operator, tc *TaskContext, res *mempool.Reservation, factor int64) ([]arrow.RecordBatch, error) {
+	rdr, err := executeMerged(ctx, op, tc)
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Release()
+	var out []arrow.RecordBatch
+	for {
+		b, err := nextNonEmpty(rdr)
+		if err == nil && b != nil {
+			if err = res.TryGrow(factor * util.TotalRecordSize(b)); err != nil {
+				b.Release()
+			}
+		}
 		if err != nil {
 			releaseBatches(out)
 			return nil, err

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/mempool"
 )
 
 // JoinKind is the kind of a physical join.
@@ -71,14 +72,19 @@ func joinSchemas(kind JoinKind, left, right *arrow.Schema) (out, pairs *arrow.Sc
 }
 
 // materialize executes every partition of op and returns all its rows as one batch (the caller
-// releases it).
-func materialize(ctx context.Context, tc *TaskContext, op Operator) (arrow.RecordBatch, error) {
-	batches, err := collectBatches(ctx, op, tc)
+// releases it), reserved by res: each batch (and its copy in the concatenation) is reserved
+// before it is held, and a refusal fails with it.
+func materialize(ctx context.Context, tc *TaskContext, op Operator, res *mempool.Reservation) (arrow.RecordBatch, error) {
+	batches, err := collectReserved(ctx, op, tc, res, 2)
 	if err != nil {
 		return nil, err
 	}
 	defer releaseBatches(batches)
-	return concatBatches(tc, op.Schema(), batches)
+	out, err := concatBatches(tc, op.Schema(), batches)
+	if err == nil {
+		res.Shrink(batchesBytes(batches))
+	}
+	return out, err
 }
 
 // concatBatches concatenates batches of schema into one new batch.

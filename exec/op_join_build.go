@@ -5,12 +5,31 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/cachedb/cachedb/internal/mempool"
 )
 
-// joinBuild is the materialized right side of a hash join and its hash table.
+// joinBuild is the materialized right side of a hash join and its hash table, reserved by res;
+// or, when the right side did not fit in the query's memory, its rows partitioned into spill
+// files (grace).
 type joinBuild struct {
 	batch arrow.RecordBatch
 	table *hashTable
+	res   *mempool.Reservation
+	grace *graceBuild
+}
+
+// release frees the build: its rows, its reservation and its spill files.
+func (b joinBuild) release() {
+	if b.batch != nil {
+		b.batch.Release()
+	}
+	if b.res != nil {
+		b.res.Free()
+	}
+	if b.grace != nil {
+		b.grace.files.removeAll()
+	}
 }
 
 // sharedBuilds lets the left partitions of one execution of a hash join share one build of the
@@ -56,8 +75,8 @@ func (s *sharedBuilds) acquire(ctx context.Context, tc *TaskContext, partitions 
 		// Until every partition has claimed the build, a later partition may still need it.
 		last := sb.refs == 0 && sb.claimed >= partitions
 		s.mu.Unlock()
-		if last && sb.build.batch != nil {
-			sb.build.batch.Release()
+		if last {
+			sb.build.release()
 		}
 	}
 	sb.once.Do(func() { sb.build, sb.err = build(ctx) })

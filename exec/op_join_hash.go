@@ -7,8 +7,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/util"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/mempool"
 	"github.com/cachedb/cachedb/internal/stream"
 )
 
@@ -130,8 +132,17 @@ func (j *HashJoin) Execute(ctx context.Context, partition int, tc *TaskContext) 
 		release()
 		return nil, err
 	}
-	joiner := newPairJoiner(j.kind, j.residual, j.left.Schema(), j.right.Schema(), build.batch)
-	joiner.rightHasNullKey = build.table.hasNullKey
+	if build.grace != nil {
+		return j.graceJoin(ctx, tc, left, build.grace, release), nil
+	}
+	s := j.probe(ctx, tc, left, build.batch, build.table)
+	return stream.Pull(ctx, j.schema, s.pull, s.close(release)), nil
+}
+
+// probe returns the stream joining the left batches of left with build through table.
+func (j *HashJoin) probe(ctx context.Context, tc *TaskContext, left array.RecordReader, build arrow.RecordBatch, table *hashTable) *joinStream {
+	joiner := newPairJoiner(j.kind, j.residual, j.left.Schema(), j.right.Schema(), build)
+	joiner.rightHasNullKey = table.hasNullKey
 	s := &joinStream{ctx: ctx, tc: tc, left: left, joiner: joiner}
 	s.newSource = func(b arrow.RecordBatch) (pairSource, error) {
 		keys, err := evalKeys(ctx, tc, b, j.leftKeys, j.keyTypes)
@@ -144,54 +155,123 @@ func (j *HashJoin) Execute(ctx context.Context, partition int, tc *TaskContext) 
 			return nil, err
 		}
 		return &hashPairs{
-			table: build.table, enc: enc, keys: keys, n: int(b.NumRows()), chain: -1,
+			table: table, enc: enc, keys: keys, n: int(b.NumRows()), chain: -1,
 			firstOnly: joiner.existsOnly(), keyNull: joiner.leftKeyNull,
 		}, nil
 	}
-	return stream.Pull(ctx, j.schema, s.pull, s.close(release)), nil
+	return s
 }
 
 // acquireBuild returns the build side for left partition p: right partition p alone when the
 // join is partitioned, else the whole right side shared by the partitions of one execution.
 func (j *HashJoin) acquireBuild(ctx context.Context, p int, tc *TaskContext) (joinBuild, func(), error) {
 	if !j.partitioned {
-		return j.builds.acquire(ctx, tc, j.Partitions(), j.buildSide(tc))
-	}
-	build, err := j.buildFrom(ctx, tc, func() (arrow.RecordBatch, error) {
-		rdr, err := j.right.Execute(ctx, p, tc)
-		if err != nil {
-			return nil, err
-		}
-		defer rdr.Release()
-		var batches []arrow.RecordBatch
-		defer func() { releaseBatches(batches) }()
-		for {
-			b, err := nextNonEmpty(rdr)
+		return j.builds.acquire(ctx, tc, j.Partitions(), func(ctx context.Context) (joinBuild, error) {
+			rdr, err := executeMerged(ctx, j.right, tc)
 			if err != nil {
-				return nil, err
+				return joinBuild{}, err
 			}
-			if b == nil {
-				return concatBatches(tc, j.right.Schema(), batches)
-			}
-			batches = append(batches, b)
-		}
-	})
+			defer rdr.Release()
+			return j.buildFrom(ctx, tc, rdr)
+		})
+	}
+	rdr, err := j.right.Execute(ctx, p, tc)
 	if err != nil {
 		return joinBuild{}, nil, err
 	}
-	return build, func() { build.batch.Release() }, nil
-}
-
-// buildSide returns the function that materializes the whole right side and hashes it.
-func (j *HashJoin) buildSide(tc *TaskContext) func(context.Context) (joinBuild, error) {
-	return func(ctx context.Context) (joinBuild, error) {
-		return j.buildFrom(ctx, tc, func() (arrow.RecordBatch, error) { return materialize(ctx, tc, j.right) })
+	defer rdr.Release()
+	build, err := j.buildFrom(ctx, tc, rdr)
+	if err != nil {
+		return joinBuild{}, nil, err
 	}
+	return build, build.release, nil
 }
 
-// buildFrom hashes the right-side rows that rows returns.
-func (j *HashJoin) buildFrom(ctx context.Context, tc *TaskContext, rows func() (arrow.RecordBatch, error)) (joinBuild, error) {
-	batch, err := rows()
+// buildFrom reads the right-side rows of rdr and hashes them, reserving them from the query's
+// memory first. When the reservation is refused, the rows read so far and all later ones are
+// partitioned into spill files instead (a grace build; see graceJoin).
+func (j *HashJoin) buildFrom(ctx context.Context, tc *TaskContext, rdr array.RecordReader) (joinBuild, error) {
+	res := tc.Reserve(hashJoinConsumer)
+	var batches []arrow.RecordBatch
+	var grace *graceWriter
+	fail := func(err error) (joinBuild, error) {
+		releaseBatches(batches)
+		res.Free()
+		if grace != nil {
+			grace.abort()
+		}
+		return joinBuild{}, err
+	}
+	for {
+		b, err := nextNonEmpty(rdr)
+		if err != nil {
+			return fail(err)
+		}
+		if b == nil {
+			break
+		}
+		if grace != nil {
+			err = grace.add(ctx, b)
+			b.Release()
+			if err != nil {
+				return fail(err)
+			}
+			continue
+		}
+		if err := res.TryGrow(hashBuildBytes(b)); err != nil {
+			if !isExhausted(err) {
+				b.Release()
+				return fail(err)
+			}
+			grace = j.newGraceWriter(tc, newSpillFiles(tc, "join"), j.right.Schema(), j.rightKeys, true)
+			batches = append(batches, b)
+			for _, held := range batches {
+				if err = grace.add(ctx, held); err != nil {
+					break
+				}
+			}
+			releaseBatches(batches)
+			batches = nil
+			res.Shrink(res.Size())
+			if err != nil {
+				return fail(err)
+			}
+			continue
+		}
+		batches = append(batches, b)
+	}
+	if grace != nil {
+		res.Free()
+		g, err := grace.finish()
+		if err != nil {
+			return fail(err)
+		}
+		return joinBuild{grace: g}, nil
+	}
+	build, err := j.hashBatches(ctx, tc, batches, res)
+	releaseBatches(batches)
+	batches = nil
+	if err != nil {
+		return fail(err)
+	}
+	return build, nil
+}
+
+// hashBuildBytes is what holding build batch b costs a hash join: b, its copy in the
+// concatenated build side, and the hash table's entries for its rows (the row chain, a map
+// entry and the encoded key).
+func hashBuildBytes(b arrow.RecordBatch) int64 {
+	return 2*util.TotalRecordSize(b) + hashRowBytes*b.NumRows()
+}
+
+// hashRowBytes estimates the hash table's bytes per build row: its chain link, its share of a
+// Go map entry (key header, value, bucket overhead) and a short encoded key.
+const hashRowBytes = 64
+
+// hashBatches concatenates batches (reserved by res at hashBuildBytes each) and hashes them;
+// res then holds the concatenated batch and the table. The caller keeps its batches.
+func (j *HashJoin) hashBatches(ctx context.Context, tc *TaskContext, batches []arrow.RecordBatch, res *mempool.Reservation) (joinBuild, error) {
+	batch, err := concatBatches(tc, j.right.Schema(), batches)
 	if err != nil {
 		return joinBuild{}, err
 	}
@@ -200,7 +280,8 @@ func (j *HashJoin) buildFrom(ctx context.Context, tc *TaskContext, rows func() (
 		batch.Release()
 		return joinBuild{}, err
 	}
-	return joinBuild{batch: batch, table: table}, nil
+	res.Shrink(batchesBytes(batches))
+	return joinBuild{batch: batch, table: table, res: res}, nil
 }
 
 // evalKeys evaluates exprs over b and casts each result to types[i]; the caller releases them.

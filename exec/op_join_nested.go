@@ -13,7 +13,8 @@ import (
 
 // NestedLoopJoin joins every left row with every right row, keeping the pairs for which the
 // condition is TRUE (all pairs when it is nil: a cross join). Each Execute materializes the
-// whole right side, then streams the left partition, enumerating pairs in chunks of at most
+// whole right side (reserved from the query's memory; it does not spill, so a right side that
+// does not fit fails the query with errs.ResourceExhausted), then streams the left partition, enumerating pairs in chunks of at most
 // TaskContext.RowsPerBatch so output batches stay bounded however large the product is. It has
 // the left side's partitions.
 type NestedLoopJoin struct {
@@ -45,13 +46,16 @@ func (j *NestedLoopJoin) String() string {
 }
 
 func (j *NestedLoopJoin) Execute(ctx context.Context, partition int, tc *TaskContext) (array.RecordReader, error) {
-	build, err := materialize(ctx, tc, j.right)
+	res := tc.Reserve(crossJoinConsumer)
+	build, err := materialize(ctx, tc, j.right, res)
 	if err != nil {
+		res.Free()
 		return nil, err
 	}
 	left, err := j.left.Execute(ctx, partition, tc)
 	if err != nil {
 		build.Release()
+		res.Free()
 		return nil, err
 	}
 	joiner := newPairJoiner(j.kind, j.cond, j.left.Schema(), j.right.Schema(), build)
@@ -60,7 +64,10 @@ func (j *NestedLoopJoin) Execute(ctx context.Context, partition int, tc *TaskCon
 	s.newSource = func(b arrow.RecordBatch) (pairSource, error) {
 		return &crossPairs{nleft: int(b.NumRows()), nright: nright, firstOnly: joiner.existsOnly()}, nil
 	}
-	return stream.Pull(ctx, j.schema, s.pull, s.close(build.Release)), nil
+	return stream.Pull(ctx, j.schema, s.pull, s.close(func() {
+		build.Release()
+		res.Free()
+	})), nil
 }
 
 // crossPairs enumerates the cartesian product of nleft × nright rows in row-major order; with

@@ -26,8 +26,10 @@ type pairJoiner struct {
 	pairSchema *arrow.Schema // schema of candidate rows: output schema for inner / left
 	right      arrow.RecordBatch
 
-	// rightHasNullKey and leftKeyNull carry the hash join's NULL-key facts for NOT IN.
+	// rightHasNullKey and leftKeyNull carry the hash join's NULL-key facts for NOT IN, and
+	// rightRows the number of right rows (all of them, when right is one grace partition).
 	rightHasNullKey bool
+	rightRows       int64
 	leftKeyNull     []bool
 
 	left    arrow.RecordBatch
@@ -37,7 +39,7 @@ type pairJoiner struct {
 
 func newPairJoiner(kind JoinKind, cond Expr, left, right *arrow.Schema, build arrow.RecordBatch) *pairJoiner {
 	out, pairs := joinSchemas(kind, left, right)
-	return &pairJoiner{kind: kind, cond: cond, schema: out, pairSchema: pairs, right: build}
+	return &pairJoiner{kind: kind, cond: cond, schema: out, pairSchema: pairs, right: build, rightRows: build.NumRows()}
 }
 
 // begin starts a left batch (retained by the caller for the duration).
@@ -131,7 +133,7 @@ func (j *pairJoiner) finish(ctx context.Context, tc *TaskContext) (arrow.RecordB
 	case AntiJoin:
 		keep = func(i int) bool { return !j.matched[i] }
 	case NullAwareAntiJoin:
-		if j.right.NumRows() == 0 {
+		if j.rightRows == 0 {
 			keep = func(int) bool { return true }
 		} else if j.rightHasNullKey {
 			return nil, nil

@@ -50,29 +50,23 @@ func spillFileCount(t *testing.T, dir string) int {
 	return len(entries)
 }
 
-// runRows executes every partition of op in turn and renders its rows in output order.
+// runRows executes every partition of op (merged, as a query's consumer does) and renders its
+// rows in output order.
 func runRows(ctx context.Context, op Operator, tc *TaskContext) ([]string, error) {
-	var rows []string
-	for p := 0; p < op.Partitions(); p++ {
-		rdr, err := op.Execute(ctx, p, tc)
-		if err != nil {
-			return nil, err
-		}
-		for rdr.Next() {
-			b := rdr.RecordBatch()
-			if !b.Schema().Equal(op.Schema()) {
-				rdr.Release()
-				return nil, fmt.Errorf("batch schema %s, want %s", b.Schema(), op.Schema())
-			}
-			rows = append(rows, formatRows(b)...)
-		}
-		err = rdr.Err()
-		rdr.Release()
-		if err != nil {
-			return nil, err
-		}
+	rdr, err := executeMerged(ctx, op, tc)
+	if err != nil {
+		return nil, err
 	}
-	return rows, nil
+	defer rdr.Release()
+	var rows []string
+	for rdr.Next() {
+		b := rdr.RecordBatch()
+		if !b.Schema().Equal(op.Schema()) {
+			return nil, fmt.Errorf("batch schema %s, want %s", b.Schema(), op.Schema())
+		}
+		rows = append(rows, formatRows(b)...)
+	}
+	return rows, rdr.Err()
 }
 
 // wantExhausted fails the test unless err is a refused reservation naming the limit.
