@@ -23,14 +23,22 @@ type aggDistinct struct {
 	seen    map[string]struct{}
 	key     []byte
 	shifted []uint32
+	bytes   int64 // the seen keys' bytes plus a map entry's overhead each
+	groups  int
 }
+
+// heldBytes is what the distinct keys and the inner accumulator hold.
+func (a *aggDistinct) heldBytes() int64 { return a.bytes + aggAccHeldBytes(a.inner, a.groups+1) }
 
 func newAggDistinct(inner aggAccumulator) *aggDistinct {
 	inner.grow(1)
 	return &aggDistinct{inner: inner, seen: map[string]struct{}{}}
 }
 
-func (a *aggDistinct) grow(n int) { a.inner.grow(n + 1) }
+func (a *aggDistinct) grow(n int) {
+	a.groups = max(a.groups, n)
+	a.inner.grow(n + 1)
+}
 
 func (a *aggDistinct) update(groups []uint32, args []arrow.Array) error {
 	enc, err := NewRowKeyEncoder(args)
@@ -52,6 +60,7 @@ func (a *aggDistinct) update(groups []uint32, args []arrow.Array) error {
 			continue
 		}
 		a.seen[string(a.key)] = struct{}{}
+		a.bytes += int64(len(a.key)) + aggMapEntryBytes
 		shifted[i] = g + 1
 	}
 	return a.inner.update(shifted, args)

@@ -33,7 +33,11 @@ type aggGroupConcat struct {
 	texts [][]byte
 	seen  []bool
 	full  []bool // cut at aggGroupConcatMaxLen
+	bytes int64  // sum of the texts' lengths
 }
+
+// heldBytes is what the state holds: the texts and a slice header and two flags per group.
+func (a *aggGroupConcat) heldBytes() int64 { return a.bytes + 26*int64(len(a.texts)) }
 
 func (a *aggGroupConcat) grow(n int) {
 	a.texts = aggGrow(a.texts, n, nil)
@@ -52,6 +56,7 @@ rows:
 		if a.full[g] {
 			continue
 		}
+		before := len(a.texts[g])
 		if a.seen[g] {
 			a.texts[g] = append(a.texts[g], aggGroupConcatSeparator)
 		}
@@ -63,6 +68,7 @@ rows:
 			a.texts[g] = cutUTF8(a.texts[g], aggGroupConcatMaxLen)
 			a.full[g] = true
 		}
+		a.bytes += int64(len(a.texts[g]) - before)
 	}
 	return nil
 }

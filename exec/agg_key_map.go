@@ -66,6 +66,23 @@ func (m *fixedKeyMap) lookupOrInsert(key uint64, next uint32) (uint32, bool) {
 	}
 }
 
+// find returns the group id of key, probing as far as needed, and whether it is present.
+func (m *fixedKeyMap) find(key uint64) (uint32, bool) {
+	if len(m.slots) == 0 {
+		return 0, false
+	}
+	mask := uint64(len(m.slots) - 1)
+	for h := m.hashSlot(key); ; h = (h + 1) & mask {
+		s := &m.slots[h]
+		if s.id == 0 {
+			return 0, false
+		}
+		if s.key == key {
+			return s.id - 1, true
+		}
+	}
+}
+
 // resize rebuilds the table with n slots (a power of two).
 func (m *fixedKeyMap) resize(n int) {
 	old := m.slots

@@ -73,6 +73,9 @@ type HashAggregate struct {
 	mode       AggregateMode
 	defs       []*aggregateDef
 	schema     *arrow.Schema
+	// mergeStates makes a Final stage output merged states (the Partial layout) instead of
+	// results: how a spilled Partial stage re-aggregates its flushed states.
+	mergeStates bool
 }
 
 // NewHashAggregate builds a HashAggregate; see HashAggregate for the contract. It returns an

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/util"
 )
 
 // aggGroupTable assigns dense group ids (0, 1, 2, … in order of first appearance) to the distinct
@@ -30,7 +31,13 @@ type aggGroupTable struct {
 	ids32  []uint32
 	newRow []int32
 	chunks [][]arrow.Array // per key column: the key values of the groups each batch created
+	// keyBytes is the size of chunks' buffers plus, per encoded key, its bytes in ids.
+	keyBytes int64
 }
+
+// heldBytes estimates what the table holds: the kept key values, the encoded keys and the map
+// entries (aggMapEntryBytes per group, which also covers a fixed-width slot at half load).
+func (t *aggGroupTable) heldBytes() int64 { return t.keyBytes + int64(t.n)*aggMapEntryBytes }
 
 func newAggGroupTable(types []arrow.DataType) *aggGroupTable {
 	t := &aggGroupTable{
@@ -71,9 +78,56 @@ func (t *aggGroupTable) assign(ctx context.Context, mem memory.Allocator, keys [
 	return ids, t.keepNewKeys(ctx, mem, keys)
 }
 
+// find returns the group id of each of the rows of keys, or -1 for a key tuple that has no
+// group; it creates none. It follows assign's choice of key form, so it finds exactly the
+// groups assign would reuse.
+func (t *aggGroupTable) find(keys []arrow.Array, rows int) ([]int64, error) {
+	out := make([]int64, rows)
+	if len(keys) == 0 {
+		return out, nil
+	}
+	if len(keys) == 1 {
+		if bits, ok := t.fixedKeys(keys[0]); ok {
+			nulls := keys[0].NullN() > 0
+			for i, k := range bits {
+				out[i] = -1
+				if nulls && keys[0].IsNull(i) {
+					out[i] = t.nullID
+				} else if id, ok := t.fixed.find(k); ok {
+					out[i] = int64(id)
+				}
+			}
+			return out, nil
+		}
+	}
+	enc, err := NewRowKeyEncoder(keys)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		t.key = enc.Append(t.key[:0], i)
+		out[i] = -1
+		if id, ok := t.ids[string(t.key)]; ok {
+			out[i] = int64(id)
+		}
+	}
+	return out, nil
+}
+
 // assignFixed assigns the ids of a single fixed-width key column and reports true, or reports
 // false, doing nothing, when the column's type has no 64-bit key form.
 func (t *aggGroupTable) assignFixed(key arrow.Array, ids []uint32) bool {
+	keys, ok := t.fixedKeys(key)
+	if !ok {
+		return false
+	}
+	t.assignKeys(key, keys, ids)
+	return true
+}
+
+// fixedKeys returns the 64-bit keys of a single fixed-width key column (valid until the next
+// call), or false when its type has no 64-bit key form.
+func (t *aggGroupTable) fixedKeys(key arrow.Array) ([]uint64, bool) {
 	var keys []uint64
 	switch k := key.(type) {
 	case *array.Int64:
@@ -91,10 +145,9 @@ func (t *aggGroupTable) assignFixed(key arrow.Array, ids []uint32) bool {
 			keys[i] = floatKeyBits(v)
 		}
 	default:
-		return false
+		return nil, false
 	}
-	t.assignKeys(key, keys, ids)
-	return true
+	return keys, true
 }
 
 // int64Bits views int64 values as their two's complement bits, without copying.
@@ -161,6 +214,7 @@ func (t *aggGroupTable) assignEncoded(keys []arrow.Array, ids []uint32) error {
 		if !ok {
 			id = t.newGroup(i)
 			t.ids[string(t.key)] = id
+			t.keyBytes += int64(len(t.key))
 		}
 		ids[i] = id
 	}
@@ -189,6 +243,7 @@ func (t *aggGroupTable) keepNewKeys(ctx context.Context, mem memory.Allocator, k
 			return err
 		}
 		t.chunks[c] = append(t.chunks[c], taken)
+		t.keyBytes += util.TotalArraySize(taken)
 	}
 	return nil
 }

@@ -7,49 +7,86 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/cachedb/cachedb/internal/mempool"
 	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // hashAggregateStream is one partition of a HashAggregate. The first Next drains the input,
 // assigning group ids batch by batch and folding each batch into the accumulators; later calls
-// slice the finished columns into batches of at most tc.RowsPerBatch() rows.
+// slice the finished columns into batches of at most tc.RowsPerBatch() rows. What the groups
+// hold is reserved from the query's memory; see op_aggregate_spill.go for what happens when
+// that is refused.
 type hashAggregateStream struct {
-	ctx    context.Context
-	op     *HashAggregate
-	tc     *TaskContext
-	input  array.RecordReader
-	groups *aggGroupTable
-	accs   []aggAccumulator
-	out    []arrow.Array // finished output columns, built after the input is drained
-	rows   int
-	pos    int
+	ctx      context.Context
+	op       *HashAggregate
+	tc       *TaskContext
+	input    array.RecordReader
+	keyTypes []arrow.DataType
+	groups   *aggGroupTable
+	accs     []aggAccumulator
+	out      []arrow.Array // finished output columns, built after the input is drained
+	built    bool
+	rows     int
+	pos      int
+
+	res   *mempool.Reservation
+	level int                // 0, or how deep in spilled partitions this stream is
+	spill *aggSpill          // nil until the stream spills new groups' rows
+	flush *aggFlush          // nil until the stream flushes its groups' states
+	sub   array.RecordReader // the stream of the spilled partition being aggregated
 }
 
 func newHashAggregateStream(ctx context.Context, op *HashAggregate, input array.RecordReader, tc *TaskContext) array.RecordReader {
+	return newHashAggregateLevel(ctx, op, input, tc, 0)
+}
+
+func newHashAggregateLevel(ctx context.Context, op *HashAggregate, input array.RecordReader, tc *TaskContext, level int) array.RecordReader {
 	keyTypes := make([]arrow.DataType, len(op.groupBy))
 	for i, g := range op.groupBy {
 		keyTypes[i] = g.DataType()
 	}
-	s := &hashAggregateStream{ctx: ctx, op: op, tc: tc, input: input, groups: newAggGroupTable(keyTypes)}
-	s.accs = make([]aggAccumulator, len(op.defs))
-	for i, def := range op.defs {
-		s.accs[i] = def.newAcc()
-		s.accs[i].grow(s.groups.len())
-	}
+	s := &hashAggregateStream{ctx: ctx, op: op, tc: tc, input: input, keyTypes: keyTypes,
+		res: tc.Reserve(aggConsumer), level: level}
+	s.resetGroups()
 	return stream.Pull(ctx, op.schema, s.next, s.release)
 }
 
 func (s *hashAggregateStream) next() (arrow.RecordBatch, error) {
-	if s.out == nil {
+	if !s.built {
 		if err := s.consume(); err != nil {
 			return nil, err
+		}
+		if s.flush != nil {
+			// Every group is in the state files: the output is theirs alone.
+			if err := s.finishFlush(); err != nil {
+				return nil, err
+			}
+			s.built = true
+		}
+	}
+	if s.flush != nil {
+		return s.nextFlushed()
+	}
+	if !s.built {
+		if s.spill != nil {
+			if err := s.finishSpill(); err != nil {
+				return nil, err
+			}
 		}
 		if err := s.build(); err != nil {
 			return nil, err
 		}
+		s.built = true
 	}
 	if s.pos >= s.rows {
-		return nil, nil
+		if s.spill == nil {
+			return nil, nil
+		}
+		// The groups held in memory are out: free them before aggregating the spilled ones.
+		aggReleaseArrays(s.out)
+		s.out = nil
+		s.res.Free()
+		return s.nextSpilled()
 	}
 	end := min(s.pos+s.tc.RowsPerBatch(), s.rows)
 	cols := make([]arrow.Array, len(s.out))
@@ -78,12 +115,27 @@ func (s *hashAggregateStream) consume() error {
 	return s.input.Err()
 }
 
-// fold adds one input batch to the groups and accumulators.
+// fold adds one input batch to the groups and accumulators, or, when the stream spills, the
+// rows of held groups, spilling the others; then it reserves what the state grew by.
 func (s *hashAggregateStream) fold(batch arrow.RecordBatch) error {
-	rows := int(batch.NumRows())
-	if rows == 0 {
+	if batch.NumRows() == 0 {
 		return nil
 	}
+	var err error
+	if s.spill != nil {
+		err = s.foldSpilling(batch)
+	} else {
+		err = s.foldHeld(batch)
+	}
+	if err != nil {
+		return err
+	}
+	return s.account()
+}
+
+// foldHeld adds one input batch to the groups and accumulators.
+func (s *hashAggregateStream) foldHeld(batch arrow.RecordBatch) error {
+	rows := int(batch.NumRows())
 	keys, err := s.evalAll(s.op.groupBy, batch)
 	if err != nil {
 		return err
@@ -142,7 +194,7 @@ func (s *hashAggregateStream) build() error {
 	}
 	s.out = keys
 	for i, acc := range s.accs {
-		if s.op.mode == AggregatePartial {
+		if s.op.mode == AggregatePartial || s.op.mergeStates {
 			states, err := acc.state(mem)
 			if err != nil {
 				return fmt.Errorf("aggregate %s: %w", s.op.aggs[i].Name, err)
@@ -176,6 +228,22 @@ func (s *hashAggregateStream) release() {
 	aggReleaseArrays(s.out)
 	s.out = nil
 	s.accs = nil
+	s.releaseSpill()
+	s.releaseFlush()
+	s.res.Free()
+}
+
+// resetGroups starts an empty group table and accumulators.
+func (s *hashAggregateStream) resetGroups() {
+	if s.groups != nil {
+		s.groups.release()
+	}
+	s.groups = newAggGroupTable(s.keyTypes)
+	s.accs = make([]aggAccumulator, len(s.op.defs))
+	for i, def := range s.op.defs {
+		s.accs[i] = def.newAcc()
+		s.accs[i].grow(s.groups.len())
+	}
 }
 
 // aggReleaseArrays releases every non-nil array of arrs.

@@ -50,7 +50,7 @@ func TestHashJoinSpills(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						aggEqual(t, sorted(got...), sorted(want...))
+						sameRowSet(t, got, want)
 						if pool.Stats().Refusals == 0 {
 							t.Fatal("the build side fit: nothing spilled")
 						}
@@ -83,7 +83,7 @@ func TestPartitionedHashJoinSpills(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			aggEqual(t, sorted(got...), sorted(want...))
+			sameRowSet(t, got, want)
 			if pool.Stats().Refusals == 0 {
 				t.Fatal("the build side fit: nothing spilled")
 			}

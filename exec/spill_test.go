@@ -143,3 +143,29 @@ func wantCanceled(t *testing.T, err error) {
 		t.Fatalf("got error %v, want the query canceled", err)
 	}
 }
+
+// sameRowSet fails the test unless got and want hold the same rows, reporting a few that differ.
+func sameRowSet(t *testing.T, got, want []string) {
+	t.Helper()
+	g, w := map[string]int{}, map[string]int{}
+	for _, r := range got {
+		g[r]++
+	}
+	for _, r := range want {
+		w[r]++
+	}
+	var diffs []string
+	for r, n := range g {
+		if w[r] != n {
+			diffs = append(diffs, fmt.Sprintf("got %d×, want %d×: %.200s", n, w[r], r))
+		}
+	}
+	for r, n := range w {
+		if g[r] == 0 {
+			diffs = append(diffs, fmt.Sprintf("got 0×, want %d×: %.200s", n, r))
+		}
+	}
+	if len(diffs) > 0 {
+		t.Fatalf("%d rows, want %d; %d differ, e.g.:\n%s", len(got), len(want), len(diffs), strings.Join(diffs[:min(len(diffs), 6)], "\n"))
+	}
+}
