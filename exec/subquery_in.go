@@ -6,6 +6,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/cachedb/cachedb/internal/mempool"
 )
 
 // InSubquery is x [NOT] IN (SELECT …) with SQL NULL semantics: TRUE when some value of the set
@@ -64,11 +66,17 @@ func (e *InSubquery) Eval(ctx context.Context, tc *TaskContext, batch arrow.Reco
 				rowTC = tc.WithOuter(batch, row)
 			}
 			if e.correlated {
+				if set != nil {
+					set.Release()
+				}
 				set, err = e.buildSet(ctx, rowTC, keyType)
 			} else {
 				var cached any
 				cached, err = tc.Cache.Do(e, func() (any, error) { return e.buildSet(ctx, tc, keyType) })
 				set, _ = cached.(*valueSet)
+				if tc.Cache == nil && set != nil {
+					defer set.Release()
+				}
 			}
 			if err != nil {
 				return nil, err
@@ -92,24 +100,45 @@ func (e *InSubquery) Eval(ctx context.Context, tc *TaskContext, batch arrow.Reco
 			}
 		}
 	}
+	if e.correlated && set != nil {
+		set.Release()
+	}
 	return out.NewArray(), nil
 }
 
 // valueSet is the encoded non-NULL values of a subquery's column, whether it had a NULL, and
-// how many rows it had.
+// how many rows it had. res holds the keys' bytes in the query's memory until Release (which
+// the query cache calls for an uncorrelated set).
 type valueSet struct {
 	keys    map[string]struct{}
 	hasNull bool
 	rows    int
+	res     *mempool.Reservation
 }
 
+// Release gives the set's memory back.
+func (s *valueSet) Release() { s.res.Free() }
+
 func (e *InSubquery) buildSet(ctx context.Context, tc *TaskContext, keyType arrow.DataType) (*valueSet, error) {
-	batches, err := collectBatches(ctx, e.plan, tc)
+	res := tc.Reserve(subqueryConsumer)
+	set, err := e.fillSet(ctx, tc, keyType, res)
+	if err != nil {
+		res.Free()
+		return nil, err
+	}
+	return set, nil
+}
+
+// fillSet reads the subquery's rows (reserved from res while they are held) into a set whose
+// keys res then holds.
+func (e *InSubquery) fillSet(ctx context.Context, tc *TaskContext, keyType arrow.DataType, res *mempool.Reservation) (*valueSet, error) {
+	batches, err := collectReserved(ctx, e.plan, tc, res, 1)
 	if err != nil {
 		return nil, err
 	}
 	defer releaseBatches(batches)
-	set := &valueSet{keys: map[string]struct{}{}}
+	set := &valueSet{keys: map[string]struct{}{}, res: res}
+	held := int64(0)
 	col := []Expr{NewColumn(0, e.plan.Schema().Field(0).Name, subqueryColumnType(e.plan))}
 	types := []arrow.DataType{keyType}
 	var buf []byte
@@ -129,10 +158,18 @@ func (e *InSubquery) buildSet(ctx context.Context, tc *TaskContext, keyType arro
 				continue
 			}
 			buf = enc.Append(buf[:0], row)
-			set.keys[string(buf)] = struct{}{}
+			if _, dup := set.keys[string(buf)]; !dup {
+				set.keys[string(buf)] = struct{}{}
+				held += int64(len(buf)) + aggMapEntryBytes
+			}
 		}
 		set.rows += int(b.NumRows())
 		releaseAll(vals)
+		if err := res.TryGrow(held); err != nil {
+			return nil, err
+		}
+		held = 0
 	}
+	res.Shrink(batchesBytes(batches))
 	return set, nil
 }

@@ -6,8 +6,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/util"
 
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/mempool"
 )
 
 // QuantifiedSubquery is x op ANY (SELECT …) or x op ALL (SELECT …) for op one of =, <>, <, <=,
@@ -59,13 +61,16 @@ type quantifiedSet struct {
 	hasNull bool
 	vals    arrow.Array
 	lo, hi  int
+	res     *mempool.Reservation
 }
 
-// Release frees the values (the query cache calls it for an uncorrelated set).
+// Release frees the values and their reservation (the query cache calls it for an
+// uncorrelated set).
 func (s *quantifiedSet) Release() {
 	if s.vals != nil {
 		s.vals.Release()
 	}
+	s.res.Free()
 }
 
 func (e *QuantifiedSubquery) Eval(ctx context.Context, tc *TaskContext, batch arrow.RecordBatch) (arrow.Array, error) {
@@ -179,13 +184,30 @@ func (e *QuantifiedSubquery) decide(set *quantifiedSet, c func(i, j int) int, ne
 }
 
 // buildSet runs the plan and reduces its column, cast to t, to a quantifiedSet.
+// The values are reserved from the query's memory: while the plan's batches are read, twice
+// their size (their cast copy and its concatenation follow), then the concatenated values.
 func (e *QuantifiedSubquery) buildSet(ctx context.Context, tc *TaskContext, t arrow.DataType) (*quantifiedSet, error) {
-	batches, err := collectBatches(ctx, e.plan, tc)
+	res := tc.Reserve(subqueryConsumer)
+	set, err := e.fillSet(ctx, tc, t, res)
+	if err != nil {
+		res.Free()
+		return nil, err
+	}
+	if set.vals != nil {
+		res.Resize(util.TotalArraySize(set.vals))
+	} else {
+		res.Shrink(res.Size())
+	}
+	return set, nil
+}
+
+func (e *QuantifiedSubquery) fillSet(ctx context.Context, tc *TaskContext, t arrow.DataType, res *mempool.Reservation) (*quantifiedSet, error) {
+	batches, err := collectReserved(ctx, e.plan, tc, res, 3)
 	if err != nil {
 		return nil, err
 	}
 	defer releaseBatches(batches)
-	set := &quantifiedSet{}
+	set := &quantifiedSet{res: res}
 	var cols []arrow.Array
 	defer func() { releaseAll(cols) }()
 	for _, b := range batches {
