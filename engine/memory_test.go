@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -72,6 +74,10 @@ func TestSelfJoinUnderMemoryLimit(t *testing.T) {
 				}
 				if pool.Stats().Refusals == 0 {
 					t.Fatal("the query never hit the limit")
+				}
+				plan := strings.Join(rows(t, e, "EXPLAIN ANALYZE "+selfJoinSQL), "\n")
+				if !regexp.MustCompile(`(?m)Sort\(.*spilled=[1-9]`).MatchString(plan) {
+					t.Errorf("EXPLAIN ANALYZE shows no spilled bytes on the sort:\n%s", plan)
 				}
 			case errs.CategoryOf(err) != errs.ResourceExhausted:
 				t.Fatalf("query failed with %v, want ResourceExhausted", err)

@@ -31,6 +31,7 @@ type Analyzed struct {
 // so partitions executing concurrently can share them.
 type OperatorMetrics struct {
 	rows, batches, bytes, nanos atomic.Int64
+	spilled                     atomic.Int64
 }
 
 // MetricsSnapshot is a point-in-time copy of OperatorMetrics.
@@ -43,6 +44,9 @@ type MetricsSnapshot struct {
 	// summed over partitions; it includes the time of its children (inclusive), and for
 	// operators that wait on concurrent producers (Coalesce, Repartition) the waiting.
 	Elapsed time.Duration
+	// Spilled is the bytes the operator wrote to spill files (sort, hash aggregate, hash join
+	// under a memory limit).
+	Spilled int64
 }
 
 // Instrument wraps op so that its output is measured. Instrumenting an *Analyzed returns it
@@ -64,6 +68,7 @@ func (a *Analyzed) Metrics() MetricsSnapshot {
 		Batches: a.metrics.batches.Load(),
 		Bytes:   a.metrics.bytes.Load(),
 		Elapsed: time.Duration(a.metrics.nanos.Load()),
+		Spilled: a.metrics.spilled.Load(),
 	}
 }
 
@@ -74,6 +79,7 @@ func (a *Analyzed) String() string        { return a.op.String() }
 
 func (a *Analyzed) Execute(ctx context.Context, partition int, tc *TaskContext) (array.RecordReader, error) {
 	start := time.Now()
+	ctx = context.WithValue(ctx, spillCounterKey{}, &a.metrics.spilled)
 	rdr, err := a.op.Execute(ctx, partition, tc)
 	a.metrics.nanos.Add(int64(time.Since(start)))
 	if err != nil {
@@ -128,7 +134,7 @@ func dataBytes(d arrow.ArrayData) int64 {
 }
 
 // FormatAnalyzedPlan renders the tree like FormatPlan, appending to each instrumented node's
-// line "  rows=R batches=B bytes=N time=T".
+// line "  rows=R batches=B bytes=N time=T" (and " spilled=S" when it wrote spill files).
 func FormatAnalyzedPlan(op Operator) string {
 	var b strings.Builder
 	writePlan(&b, op, 0, func(o Operator) string {
@@ -138,6 +144,9 @@ func FormatAnalyzedPlan(op Operator) string {
 		}
 		m := a.Metrics()
 		line := fmt.Sprintf("  rows=%d batches=%d bytes=%d time=%s", m.Rows, m.Batches, m.Bytes, m.Elapsed.Round(time.Microsecond))
+		if m.Spilled > 0 {
+			line += fmt.Sprintf(" spilled=%d", m.Spilled)
+		}
 		if scan, ok := a.Unwrap().(*Scan); ok {
 			if fetched := scan.Fetched(); fetched != "" {
 				line += " " + fetched

@@ -94,7 +94,7 @@ func (s *hashAggregateStream) account() error {
 		return err
 	}
 	s.res.Grow(delta)
-	s.spill = &aggSpill{files: newSpillFiles(s.tc, "aggregate")}
+	s.spill = &aggSpill{files: newSpillFiles(s.ctx, s.tc, "aggregate")}
 	return nil
 }
 
@@ -125,7 +125,7 @@ func (s *hashAggregateStream) flushStates() error {
 		if err != nil {
 			return err
 		}
-		s.flush = &aggFlush{files: newSpillFiles(s.tc, "aggregate"), merger: merger}
+		s.flush = &aggFlush{files: newSpillFiles(s.ctx, s.tc, "aggregate"), merger: merger}
 	}
 	mem := s.tc.Alloc
 	keys, err := s.groups.keyColumns(mem)

@@ -146,7 +146,7 @@ func (w *graceWriter) abort() {
 // releasing it releases left and calls releaseBuild.
 func (j *HashJoin) graceJoin(ctx context.Context, tc *TaskContext, left array.RecordReader, build *graceBuild, releaseBuild func()) array.RecordReader {
 	s := &graceStream{ctx: ctx, tc: tc, j: j, left: left, build: build, releaseBuild: releaseBuild,
-		files: newSpillFiles(tc, "join"), res: tc.Reserve(hashJoinConsumer)}
+		files: newSpillFiles(ctx, tc, "join"), res: tc.Reserve(hashJoinConsumer)}
 	return stream.Pull(ctx, j.schema, s.next, s.release)
 }
 

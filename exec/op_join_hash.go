@@ -223,7 +223,7 @@ func (j *HashJoin) buildFrom(ctx context.Context, tc *TaskContext, rdr array.Rec
 				b.Release()
 				return fail(err)
 			}
-			grace = j.newGraceWriter(tc, newSpillFiles(tc, "join"), j.right.Schema(), j.rightKeys, true)
+			grace = j.newGraceWriter(tc, newSpillFiles(ctx, tc, "join"), j.right.Schema(), j.rightKeys, true)
 			batches = append(batches, b)
 			for _, held := range batches {
 				if err = grace.add(ctx, held); err != nil {

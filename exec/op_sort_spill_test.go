@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -72,5 +73,25 @@ func TestSortCanceledWhileSpilling(t *testing.T) {
 				t.Fatal("the sort was canceled before it spilled")
 			}
 		})
+	}
+}
+
+// TestSpillBytesInAnalyze: EXPLAIN ANALYZE metrics count the bytes an operator spilled, on that
+// operator only.
+func TestSpillBytesInAnalyze(t *testing.T) {
+	src := Instrument(spillTestSource(t, 2000, 2, 10, 1))
+	sort := Instrument(NewSort(src, []SortKey{{Expr: aggCol(spillTestSchema, "pad")}}, 0))
+	tc, _ := limitedContext(t, 32, 16<<10)
+	if _, err := runRows(context.Background(), sort, tc); err != nil {
+		t.Fatal(err)
+	}
+	if m := sort.(*Analyzed).Metrics(); m.Spilled == 0 {
+		t.Fatalf("sort metrics %+v: nothing spilled", m)
+	}
+	if m := src.(*Analyzed).Metrics(); m.Spilled != 0 {
+		t.Fatalf("source metrics %+v: the sort's spill counted on its input", m)
+	}
+	if plan := FormatAnalyzedPlan(sort); !strings.Contains(strings.SplitN(plan, "\n", 2)[0], " spilled=") {
+		t.Fatalf("plan does not show the sort's spill:\n%s", plan)
 	}
 }

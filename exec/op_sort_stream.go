@@ -188,7 +188,7 @@ func (s *sortStream) spillFiles() *spillFiles {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.files == nil {
-		s.files = newSpillFiles(s.tc, "sort")
+		s.files = newSpillFiles(s.ctx, s.tc, "sort")
 	}
 	return s.files
 }

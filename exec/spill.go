@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,14 +42,22 @@ type spillFiles struct {
 	prefix string
 	mu     sync.Mutex
 	paths  []string
-	// written counts the bytes written to the files (after compression).
+	// written counts the bytes written to the files (after compression); counter, when not
+	// nil, too.
 	written atomic.Int64
+	counter *atomic.Int64
 }
 
-// newSpillFiles returns an empty set of spill files for tc, named after what spills ("sort").
-func newSpillFiles(tc *TaskContext, prefix string) *spillFiles {
-	return &spillFiles{dir: tc.spillDir(), prefix: prefix}
+// newSpillFiles returns an empty set of spill files for tc, named after what spills ("sort");
+// the bytes written are also counted for EXPLAIN ANALYZE when ctx is an instrumented
+// operator's (see Analyzed).
+func newSpillFiles(ctx context.Context, tc *TaskContext, prefix string) *spillFiles {
+	counter, _ := ctx.Value(spillCounterKey{}).(*atomic.Int64)
+	return &spillFiles{dir: tc.spillDir(), prefix: prefix, counter: counter}
 }
+
+// spillCounterKey keys the spilled-bytes counter of the instrumented operator executing.
+type spillCounterKey struct{}
 
 // Written is the number of bytes spilled so far.
 func (s *spillFiles) Written() int64 { return s.written.Load() }
@@ -113,6 +122,9 @@ func (w *spillWriter) finish() (*spillRun, error) {
 	err := w.w.Close()
 	if info, serr := w.f.Stat(); serr == nil {
 		w.files.written.Add(info.Size())
+		if w.files.counter != nil {
+			w.files.counter.Add(info.Size())
+		}
 	}
 	if cerr := w.f.Close(); err == nil {
 		err = cerr
