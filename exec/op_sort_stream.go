@@ -287,7 +287,7 @@ func (r *sortRun) spill(ctx context.Context) error {
 	}
 	r.stream.addSpilled(run)
 	r.release()
-	r.res.Resize(0)
+	r.res.Shrink(r.res.Size())
 	return nil
 }
 
