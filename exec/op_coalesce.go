@@ -106,31 +106,10 @@ func executeMerged(ctx context.Context, op Operator, tc *TaskContext) (array.Rec
 	return NewCoalesce(op).Execute(ctx, 0, tc)
 }
 
-// collectBatches executes every partition of op and returns all its non-empty batches; the
-// caller releases them.
-func collectBatches(ctx context.Context, op Operator, tc *TaskContext) ([]arrow.RecordBatch, error) {
-	rdr, err := executeMerged(ctx, op, tc)
-	if err != nil {
-		return nil, err
-	}
-	defer rdr.Release()
-	var out []arrow.RecordBatch
-	for {
-		b, err := nextNonEmpty(rdr)
-		if err != nil {
-			releaseBatches(out)
-			return nil, err
-		}
-		if b == nil {
-			return out, nil
-		}
-		out = append(out, b)
-	}
-}
-
-// collectReserved is collectBatches reserving factor times each batch's size from res before
-// holding it; a refused reservation fails with the refusal, releasing what was collected (res
-// keeps what it had reserved: its owner frees it).
+// collectReserved executes every partition of op and returns all its non-empty batches (the
+// caller releases them), reserving factor times each batch's size from res before holding it;
+// a refused reservation fails with the refusal, releasing what was collected (res keeps what it
+// had reserved: its owner frees it).
 func collectReserved(ctx context.Context, op Operator, tc *TaskContext, res *mempool.Reservation, factor int64) ([]arrow.RecordBatch, error) {
 	rdr, err := executeMerged(ctx, op, tc)
 	if err != nil {
