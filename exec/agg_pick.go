@@ -61,6 +61,7 @@ func aggPickDef(fn string, t arrow.DataType) (*aggregateDef, error) {
 		newAcc = func() aggAccumulator {
 			p := newAggPick(op, t, aggStringValues, func(a, b string) bool { return a < b })
 			p.keep = strings.Clone
+			p.size = func(s string) int64 { return int64(len(s)) }
 			return p
 		}
 	default:
@@ -76,7 +77,9 @@ type aggPick[T any, A arrow.Array] struct {
 	dtype  arrow.DataType
 	values func(A) []T
 	less   func(a, b T) bool
-	keep   func(T) T // copies a value into the state (strings must not reference the input)
+	keep   func(T) T     // copies a value into the state (strings must not reference the input)
+	size   func(T) int64 // the bytes a kept value holds beyond its slot (nil: none)
+	bytes  int64         // sum of size over vals
 	vals   []T
 	seen   []bool
 	zero   T
@@ -116,10 +119,16 @@ func (a *aggPick[T, A]) update(groups []uint32, args []arrow.Array) error {
 		if a.keep != nil {
 			v = a.keep(v)
 		}
+		if a.size != nil {
+			a.bytes += a.size(v) - a.size(a.vals[g])
+		}
 		a.vals[g], a.seen[g] = v, true
 	}
 	return nil
 }
+
+// heldBytes is what the state holds: a slot per group and the kept values' own bytes.
+func (a *aggPick[T, A]) heldBytes() int64 { return a.bytes + int64(len(a.vals))*aggStateBytes }
 
 // merge folds partial states, which have the same shape as the input.
 func (a *aggPick[T, A]) merge(groups []uint32, states []arrow.Array) error {
