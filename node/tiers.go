@@ -50,6 +50,8 @@ type Tiers struct {
 	parts    map[*memcat.PartData]*heldPart
 	diskUsed int64
 	seq      int64
+	// moved is broadcast (with mu) whenever a reclaim's move of a partition to disk ends.
+	moved *sync.Cond
 }
 
 // heldPart is what the store keeps of one partition.
@@ -104,6 +106,7 @@ func NewTiers(cfg TiersConfig) (*Tiers, error) {
 	}
 	pool, dir := cfg.Pool, cfg.DiskDir
 	s := &Tiers{process: cluster.NewBootID(), pool: pool, diskLimit: cfg.DiskLimit, forceDisk: cfg.ForceDisk, now: time.Now, parts: map[*memcat.PartData]*heldPart{}}
+	s.moved = sync.NewCond(&s.mu)
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, errs.Invalidf("disk tier directory %s: %v", dir, err)
@@ -262,15 +265,28 @@ func (s *Tiers) reclaim(need int64) int64 {
 	for _, h := range s.victimsLocked(memcat.TierMemory, nil) {
 		movable += h.data.Bytes()
 	}
-	s.mu.Unlock()
 	if movable < need {
+		// Other reclaims may be moving partitions right now (operators of one query ask at
+		// once): their memory comes back when the moves end. Wait for them, and let the caller
+		// try again (a positive answer) if any ended.
+		waited := s.waitForMovesLocked()
+		s.mu.Unlock()
+		if waited {
+			return 1
+		}
 		return 0
 	}
+	s.mu.Unlock()
 	var freed int64
 	for freed < need {
 		s.mu.Lock()
 		victims := s.victimsLocked(memcat.TierMemory, nil)
 		if len(victims) == 0 {
+			// The others are being moved by other reclaims: what they free lets the caller
+			// try again.
+			if s.waitForMovesLocked() && freed == 0 {
+				freed = 1
+			}
 			s.mu.Unlock()
 			break
 		}
@@ -280,6 +296,7 @@ func (s *Tiers) reclaim(need int64) int64 {
 		size, err := s.moveToDisk(v, func(path string) (int64, error) { return v.data.ToDisk(path) })
 		s.mu.Lock()
 		v.moving = false
+		s.moved.Broadcast()
 		if err != nil {
 			s.mu.Unlock()
 			// The disk is full of what cannot be evicted (or failed): memory stays short.
@@ -301,6 +318,28 @@ func (s *Tiers) reclaim(need int64) int64 {
 		}
 	}
 	return freed
+}
+
+// waitForMovesLocked waits (s.mu held) until no partition in memory is being moved to disk,
+// and reports whether there was one to wait for.
+func (s *Tiers) waitForMovesLocked() bool {
+	waited := false
+	for s.movingToDiskLocked() > 0 {
+		s.moved.Wait()
+		waited = true
+	}
+	return waited
+}
+
+// movingToDiskLocked counts the partitions in memory being moved out of it.
+func (s *Tiers) movingToDiskLocked() int {
+	n := 0
+	for _, h := range s.parts {
+		if h.moving && h.data.Tier() == memcat.TierMemory {
+			n++
+		}
+	}
+	return n
 }
 
 // victimsLocked lists the partitions in tier that may be moved out of it (not pinned, not being

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
@@ -44,6 +45,8 @@ func goSoftLimit(limit int64) int64 {
 type processMemory struct {
 	pool  *mempool.Pool
 	tiers *node.Tiers
+	// spillDir is where operators spill (engine.Config.SpillDir): under --disk-dir when given.
+	spillDir string
 }
 
 // start builds the process's pool and tiers from the flags, sets the Go runtime's soft memory
@@ -82,8 +85,13 @@ func (m memoryFlags) start() (processMemory, error) {
 		}
 		attrs = append(attrs, "disk_dir", m.diskDir, "disk_limit", disk)
 	}
+	spillDir := ""
+	if m.diskDir != "" {
+		spillDir = filepath.Join(m.diskDir, fmt.Sprintf("cachedb-spill-%d", os.Getpid()))
+		attrs = append(attrs, "spill_dir", spillDir)
+	}
 	slog.Info("memory budget", attrs...)
-	return processMemory{pool: pool, tiers: tiers}, nil
+	return processMemory{pool: pool, tiers: tiers, spillDir: spillDir}, nil
 }
 
 func describeLimit(n int64) string {

@@ -228,17 +228,16 @@ func (r *Reservation) TryGrow(n int64) error {
 	p.reclaimMu.Lock()
 	reclaim := p.reclaim
 	p.reclaimMu.Unlock()
-	freed := int64(0)
 	if reclaim != nil {
-		freed = reclaim(short)
+		reclaim(short)
 	}
+	// Checked again whatever the reclaimer freed: other holders may have given memory back
+	// meanwhile (another reclaim moved what this one would have).
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if freed > 0 {
-		if err, _ = r.fitsLocked(n); err == nil {
-			r.addLocked(n)
-			return nil
-		}
+	if err, _ = r.fitsLocked(n); err == nil {
+		r.addLocked(n)
+		return nil
 	}
 	p.refusals++
 	return err
