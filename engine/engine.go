@@ -15,6 +15,7 @@ import (
 	"github.com/cachedb/cachedb/catalog"
 	memcat "github.com/cachedb/cachedb/catalog/memory"
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/mempool"
 	"github.com/cachedb/cachedb/sql"
 )
@@ -36,6 +37,9 @@ type Config struct {
 	// hash join) write their spill files ("": a cachedb-spill-<pid> directory under the
 	// system's temporary directory).
 	SpillDir string
+	// Spill bounds the spill files of the process (nil: no bound); the engines of one process
+	// share one.
+	Spill *exec.SpillBudget
 	// NoDemo leaves the demo table out of the catalog.
 	NoDemo bool
 	// Sources are catalogs queried beside the engine's own memory catalog (Iceberg catalogs),

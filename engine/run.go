@@ -77,7 +77,7 @@ func (e *Engine) Pool() *mempool.Pool { return e.cfg.Pool }
 // readers are (see run).
 func (e *Engine) taskContext(ctx context.Context, params []scalar.Scalar) *exec.TaskContext {
 	return &exec.TaskContext{Alloc: e.cfg.Alloc, Params: params, BatchSize: e.cfg.BatchSize, Cache: exec.NewQueryCache(),
-		Memory: e.QueryMemory(ctx), SpillDir: e.cfg.SpillDir}
+		Memory: e.QueryMemory(ctx), SpillDir: e.cfg.SpillDir, Spill: e.cfg.Spill}
 }
 
 // run executes op's single partition; releasing the returned reader also frees what the

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/cachedb/cachedb/internal/errs"
 )
 
 // TestSortSpills runs sorts under memory limits that force their runs to disk (and, for the
@@ -93,5 +95,34 @@ func TestSpillBytesInAnalyze(t *testing.T) {
 	}
 	if plan := FormatAnalyzedPlan(sort); !strings.Contains(strings.SplitN(plan, "\n", 2)[0], " spilled=") {
 		t.Fatalf("plan does not show the sort's spill:\n%s", plan)
+	}
+}
+
+// TestSpillBudgetBoundsSpillFiles: a sort whose memory runs out spills until the process's
+// spill budget is spent, then fails with ResourceExhausted naming the spill limit; its files are
+// removed and the budget given back. The same sort under a large budget finishes.
+func TestSpillBudgetBoundsSpillFiles(t *testing.T) {
+	keys := []SortKey{{Expr: aggCol(spillTestSchema, "s")}, {Expr: aggCol(spillTestSchema, "id")}}
+	src := spillTestSource(t, 4000, 2, 10, 3)
+	for _, tt := range []struct {
+		budget int64
+		fails  bool
+	}{{4 << 10, true}, {64 << 20, false}} {
+		tc, _ := limitedContext(t, 32, 24<<10)
+		tc.Spill = NewSpillBudget(tt.budget)
+		_, err := runRows(context.Background(), NewSort(src, keys, 0), tc)
+		if tt.fails {
+			if err == nil || !strings.Contains(err.Error(), "spill limit of 4.0 KiB") {
+				t.Fatalf("budget %d: %v, want the spill limit's error", tt.budget, err)
+			}
+			if errs.CategoryOf(err) != errs.ResourceExhausted {
+				t.Fatalf("budget %d: %v is not ResourceExhausted", tt.budget, err)
+			}
+		} else if err != nil {
+			t.Fatalf("budget %d: %v", tt.budget, err)
+		}
+		if used := tc.Spill.Used(); used != 0 {
+			t.Errorf("budget %d: %d bytes still counted after the sort", tt.budget, used)
+		}
 	}
 }

@@ -58,6 +58,8 @@ type TaskContext struct {
 	// ("": a cachedb-spill-<pid> directory under os.TempDir()). Every file an operator writes
 	// there is removed when its reader is released.
 	SpillDir string
+	// Spill bounds the spill files of the process (nil: no bound).
+	Spill *SpillBudget
 }
 
 // unlimitedMemory serves the reservations of task contexts without a Memory group.

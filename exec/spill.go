@@ -2,7 +2,9 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -12,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/util"
+	"github.com/dustin/go-humanize"
 
 	"github.com/cachedb/cachedb/internal/errs"
 )
@@ -23,6 +26,57 @@ import (
 // spillFiles belongs to one execution of one operator (one reader); every file it created is
 // removed by removeAll, which the reader's release calls on success, error and cancellation
 // alike. Files are written once, closed, then read back batch by batch.
+
+// SpillBudget bounds the bytes of spill files a process holds at once, so that a hostile query
+// (a join that multiplies rows, sorted) fails with RESOURCE_EXHAUSTED instead of filling the
+// disk. It is safe for concurrent use; the zero value has no limit.
+type SpillBudget struct {
+	limit int64
+	used  atomic.Int64
+}
+
+// NewSpillBudget returns a budget of limit bytes (<= 0: no limit, only counted).
+func NewSpillBudget(limit int64) *SpillBudget { return &SpillBudget{limit: max(limit, 0)} }
+
+// Used is the bytes of spill files held now.
+func (b *SpillBudget) Used() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.used.Load()
+}
+
+// Limit is the budget's limit (0: none).
+func (b *SpillBudget) Limit() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.limit
+}
+
+// errSpillFull marks the refusal of a spill budget: memory and disk are both exhausted, so
+// spilling again (isExhausted) cannot help.
+var errSpillFull = errors.New("memory and spill space exhausted")
+
+func (b *SpillBudget) take(n int64) error {
+	if b == nil || n <= 0 {
+		return nil
+	}
+	used := b.used.Add(n)
+	if b.limit > 0 && used > b.limit {
+		b.used.Add(-n)
+		return &errs.Error{Category: errs.ResourceExhausted, Err: errSpillFull,
+			Msg: fmt.Sprintf("the spill limit of %s is reached (%s of spill files held): this query needs more memory and disk than the node has; give it a smaller input or raise --memory-limit or --spill-limit",
+				humanize.IBytes(uint64(b.limit)), humanize.IBytes(uint64(used-n)))}
+	}
+	return nil
+}
+
+func (b *SpillBudget) give(n int64) {
+	if b != nil && n > 0 {
+		b.used.Add(-n)
+	}
+}
 
 // defaultSpillDir is the spill directory of task contexts that name none: one per process, so
 // that concurrent cachedb processes on one machine never share files.
@@ -40,8 +94,11 @@ func (tc *TaskContext) spillDir() string {
 type spillFiles struct {
 	dir    string
 	prefix string
+	budget *SpillBudget
 	mu     sync.Mutex
 	paths  []string
+	// held is what the files take of budget, given back by removeAll.
+	held atomic.Int64
 	// written counts the bytes written to the files (after compression); counter, when not
 	// nil, too.
 	written atomic.Int64
@@ -53,7 +110,7 @@ type spillFiles struct {
 // operator's (see Analyzed).
 func newSpillFiles(ctx context.Context, tc *TaskContext, prefix string) *spillFiles {
 	counter, _ := ctx.Value(spillCounterKey{}).(*atomic.Int64)
-	return &spillFiles{dir: tc.spillDir(), prefix: prefix, counter: counter}
+	return &spillFiles{dir: tc.spillDir(), prefix: prefix, counter: counter, budget: tc.Spill}
 }
 
 // spillCounterKey keys the spilled-bytes counter of the instrumented operator executing.
@@ -91,6 +148,7 @@ func (s *spillFiles) removeAll() {
 	for _, p := range paths {
 		_ = os.Remove(p)
 	}
+	s.budget.give(s.held.Swap(0))
 }
 
 // spillWriter writes one spill file.
@@ -102,6 +160,8 @@ type spillWriter struct {
 	rows   int64
 	// maxBatch is the size of the largest batch written.
 	maxBatch int64
+	// counted is how much of the file the spill budget counts.
+	counted int64
 }
 
 // write appends batch to the file (the caller keeps its reference).
@@ -111,6 +171,15 @@ func (w *spillWriter) write(batch arrow.RecordBatch) error {
 	}
 	if err := w.w.Write(batch); err != nil {
 		return errs.Internalf("writing spill file: %v", err)
+	}
+	// What the file grew by counts toward the spill budget (the writer writes through to it).
+	if pos, err := w.f.Seek(0, io.SeekCurrent); err == nil && pos > w.counted {
+		grew := pos - w.counted
+		if err := w.files.budget.take(grew); err != nil {
+			return err
+		}
+		w.counted = pos
+		w.files.held.Add(grew)
 	}
 	w.rows += batch.NumRows()
 	w.maxBatch = max(w.maxBatch, util.TotalRecordSize(batch))
@@ -195,5 +264,5 @@ func (r *spillReader) close() {
 
 // isExhausted reports whether err is a refused memory reservation.
 func isExhausted(err error) bool {
-	return err != nil && errs.CategoryOf(err) == errs.ResourceExhausted
+	return err != nil && errs.CategoryOf(err) == errs.ResourceExhausted && !errors.Is(err, errSpillFull)
 }

@@ -493,6 +493,9 @@ func (s *Tiers) diskFacts() (used, limit int64) {
 }
 
 // freeSpace is what the file system of dir has free for this process (0 when unknown).
+// FreeSpace is the space free to this process on dir's file system (0 when it cannot be read).
+func FreeSpace(dir string) int64 { return freeSpace(dir) }
+
 func freeSpace(dir string) int64 {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {

@@ -107,7 +107,7 @@ func newWorkerCommand() *cobra.Command {
 				return err
 			}
 			defer mem.tiers.Close()
-			engCfg := engine.Config{NoDemo: true, Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, Pool: mem.pool, SpillDir: mem.spillDir}
+			engCfg := engine.Config{NoDemo: true, Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, Pool: mem.pool, SpillDir: mem.spillDir, Spill: mem.spill}
 			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, stageIdle, key, statementTimeout, limits, mem, sec, ready)
 			if err != nil {
 				return err

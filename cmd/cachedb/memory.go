@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/mempool"
 	"github.com/cachedb/cachedb/node"
 )
@@ -18,6 +19,7 @@ type memoryFlags struct {
 	memoryLimit string
 	diskDir     string
 	diskLimit   string
+	spillLimit  string
 }
 
 func (m *memoryFlags) register(cmd *cobra.Command) {
@@ -25,6 +27,7 @@ func (m *memoryFlags) register(cmd *cobra.Command) {
 	f.StringVar(&m.memoryLimit, "memory-limit", "default", "memory this process may hold for dataset partitions, query state and training reads (256MiB, 4GiB, ...; 0: no limit; default: "+fmt.Sprint(mempool.DefaultFraction)+" of the cgroup's limit or of the host's memory)")
 	f.StringVar(&m.diskDir, "disk-dir", "", "directory of the disk tier: dataset partitions that do not fit in --memory-limit move there as Arrow files (default: no disk tier; partitions that do not fit are refused)")
 	f.StringVar(&m.diskLimit, "disk-limit", "0", "most the disk tier may hold (256MiB, 100GiB, ...; 0: the free space of --disk-dir's file system)")
+	f.StringVar(&m.spillLimit, "spill-limit", "default", "most the spill files of queries whose memory ran out may hold at once (a query past it fails with RESOURCE_EXHAUSTED; 0: no limit; default: half the free space of the spill directory's file system at start)")
 }
 
 // goSlack is what the Go runtime's soft memory limit adds to --memory-limit: what the pool does
@@ -47,6 +50,8 @@ type processMemory struct {
 	tiers *node.Tiers
 	// spillDir is where operators spill (engine.Config.SpillDir): under --disk-dir when given.
 	spillDir string
+	// spill bounds the spill files of the process (engine.Config.Spill).
+	spill *exec.SpillBudget
 }
 
 // start builds the process's pool and tiers from the flags, sets the Go runtime's soft memory
@@ -90,8 +95,31 @@ func (m memoryFlags) start() (processMemory, error) {
 		spillDir = filepath.Join(m.diskDir, fmt.Sprintf("cachedb-spill-%d", os.Getpid()))
 		attrs = append(attrs, "spill_dir", spillDir)
 	}
+	spillLimit, err := m.spillBytes()
+	if err != nil {
+		tiers.Close()
+		return processMemory{}, err
+	}
+	attrs = append(attrs, "spill_limit", describeLimit(spillLimit))
 	slog.Info("memory budget", attrs...)
-	return processMemory{pool: pool, tiers: tiers, spillDir: spillDir}, nil
+	return processMemory{pool: pool, tiers: tiers, spillDir: spillDir, spill: exec.NewSpillBudget(spillLimit)}, nil
+}
+
+// spillBytes is --spill-limit: by default half the free space of the file system spills go to
+// (--disk-dir's, else the temporary directory's).
+func (m memoryFlags) spillBytes() (int64, error) {
+	if m.spillLimit != "default" && m.spillLimit != "" {
+		n, err := mempool.ParseBytes(m.spillLimit)
+		if err != nil {
+			return 0, fmt.Errorf("--spill-limit: %w", err)
+		}
+		return n, nil
+	}
+	dir := m.diskDir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	return node.FreeSpace(dir) / 2, nil
 }
 
 func describeLimit(n int64) string {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // ridesChecksum sums every kind of column of the demo table (exact: integers and decimals).
@@ -63,4 +64,63 @@ func TestDatasetLargerThanTheMemoryLimitReadsBackWhole(t *testing.T) {
 	if got := scalar(t, addr, "SELECT sum(disk_used) FROM system.memory"); got != "0" {
 		t.Errorf("disk tier after DROP: %s", got)
 	}
+}
+
+// Queries that need far more memory than a server has fail clean: a self-join that multiplies
+// rows by 25,000, sorted (it spills until the spill limit, then RESOURCE_EXHAUSTED), and a cross
+// join whose inner side is many times the memory limit (RESOURCE_EXHAUSTED). The server stays
+// up, gives back its memory and spill space, and a dataset it holds reads back whole.
+func TestQueriesPastTheLimitsFailCleanAndLoseNothing(t *testing.T) {
+	diskDir := t.TempDir()
+	cmd, addr := startServe(t, "--warehouse="+warehouseDir, "--workers=2", "--memory-limit=2MiB", "--disk-dir="+diskDir, "--spill-limit=32MiB")
+	defer stopServe(t, cmd)
+	waitNodeStates(t, addr, "2 alive nodes", func(s string) bool { return strings.Count(s, "=alive") == 2 })
+	spec := filepath.Join(t.TempDir(), "keep.yaml")
+	if err := os.WriteFile(spec, []byte("name: keep\ntable: demo.rides\npartitions: 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, err := runCLI(t, "", nil, "load", spec, "--head", addr, "-q"); err != nil {
+		t.Fatalf("load: %v\nstdout: %s\nstderr: %s", err, out, errOut)
+	}
+	want := scalar(t, addr, ridesChecksum+"demo.rides")
+	for _, q := range []string{
+		"SELECT a.ride_id, b.ride_id, a.fare FROM demo.rides a JOIN demo.rides b ON a.city = b.city ORDER BY a.fare, b.ride_id",
+		"SELECT a.ride_id, b.city FROM demo.rides a CROSS JOIN demo.rides b ORDER BY a.ride_id LIMIT 3",
+	} {
+		out, errOut, err := runCLI(t, "", nil, "sql", "--connect", addr, "-e", q)
+		if err == nil || !strings.Contains(errOut, "ResourceExhausted") || !strings.Contains(errOut, "limit") {
+			t.Errorf("%s: err=%v\nstdout: %.500s\nstderr: %s", q, err, out, errOut)
+		}
+		t.Logf("%s: %s", q, strings.TrimSpace(errOut))
+	}
+	if got := scalar(t, addr, ridesChecksum+"keep"); got != want {
+		t.Errorf("the dataset after the failed queries: %s, want %s", got, want)
+	}
+	// Memory and spill files are given back (polled: the nodes end their parts of the failed
+	// queries when their readers go away).
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		reserved := scalar(t, addr, "SELECT max(reserved - partition_bytes) FROM system.memory")
+		spill := spillFiles(t, diskDir)
+		if reserved == "0" && spill == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the failed queries: %s bytes still reserved beyond partitions (%s), %d spill files", reserved, scalar(t, addr, "SELECT group_concat(consumers) FROM system.memory"), spill)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// spillFiles counts the spill files under dir.
+func spillFiles(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.Contains(path, "cachedb-spill-") {
+			n++
+		}
+		return nil
+	})
+	return n
 }

@@ -142,7 +142,7 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	defer mem.tiers.Close()
 	return serve(ctx, listen, engine.Config{
 		CatalogName: s.catalog, NoDemo: s.noDemo, NoPushdown: s.noPushdown,
-		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, Pool: mem.pool, SpillDir: mem.spillDir,
+		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, Pool: mem.pool, SpillDir: mem.spillDir, Spill: mem.spill,
 	}, s.stageIdle, s.cluster, key, workers, s.statementTimeout, s.limits, mem, sec, ready, s.kubeflow)
 }
 
@@ -158,7 +158,7 @@ func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time
 	members := cluster.NewMembership(ccfg)
 	// Data nodes run the same source catalogs (they read the same tables), not the head's own
 	// memory tables or its system catalog.
-	nodeCfg := engine.Config{NoDemo: true, NoPushdown: cfg.NoPushdown, Sources: cfg.Sources, DefaultCatalog: cfg.DefaultCatalog, Pool: cfg.Pool, SpillDir: cfg.SpillDir}
+	nodeCfg := engine.Config{NoDemo: true, NoPushdown: cfg.NoPushdown, Sources: cfg.Sources, DefaultCatalog: cfg.DefaultCatalog, Pool: cfg.Pool, SpillDir: cfg.SpillDir, Spill: cfg.Spill}
 	// The registry attaches datasets to the head engine's own catalog, made first; it follows
 	// the membership from here on (only a loss moves data).
 	cfg.Memory = memcat.NewCatalog(cmp.Or(cfg.CatalogName, "cachedb"))
