@@ -586,9 +586,13 @@ class Turn:
         return Turn(_map_tensors(self.tensors, lambda t: t.pin_memory()), self.batch_size)
 
     def batches(self) -> Iterator[Any]:
-        rows = _rows(self.tensors)
-        for at in range(0, rows, self.batch_size):
-            yield _map_tensors(self.tensors, lambda t, at=at: t[at:at + self.batch_size])
+        rows, size = _rows(self.tensors), self.batch_size
+        for at in range(0, rows, size):
+
+            def cut(t: torch.Tensor, at: int = at) -> torch.Tensor:
+                return t[at:at + size]
+
+            yield _map_tensors(self.tensors, cut)
 
 
 def _map_tensors(batch: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
