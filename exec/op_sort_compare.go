@@ -47,11 +47,6 @@ func sortRowsComparator(xs, ys []arrow.Array, desc []bool) (func(a, b int32) int
 	}, nil
 }
 
-// sortColumnComparator orders the rows of one column ascending, NULLs first.
-func sortColumnComparator(arr arrow.Array) (func(a, b int32) int, error) {
-	return sortPairComparator(arr, arr)
-}
-
 // sortPairComparator orders row a of x against row b of y ascending, NULLs first; x and y have
 // one type.
 func sortPairComparator(x, y arrow.Array) (func(a, b int32) int, error) {
