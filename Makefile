@@ -139,6 +139,13 @@ bench-training: build python-client
 	$(GO) build -o bin/rawflight ./bench/training/rawflight
 	$(PYTHON) bench/training/main.py
 
+# 64 clients of queries and full reads on a server at its memory limit for 2 minutes: only
+# RESOURCE_EXHAUSTED refusals, then goroutines, open files, reservations and spill files back to
+# their baseline (make test runs the same test for 10 s).
+.PHONY: soak-memory
+soak-memory: build
+	CACHEDB_SOAK=2m $(GO) test ./cmd/cachedb -run TestConcurrentLoadAtTheMemoryLimit -count=1 -v -timeout 10m
+
 # Small batches with DataLoader workers: turns of batches vs one batch per transfer vs in
 # process; writes bench/results/small_batches.json. About a minute.
 .PHONY: bench-small-batches

@@ -28,6 +28,11 @@ type Stage struct {
 	// only the server's). Both are the session's limits (engine.Session) where it was planned.
 	MemoryLimit int64         `json:"memory_limit,omitempty"`
 	Timeout     time.Duration `json:"timeout,omitempty"`
+	// DatasetRows are, for the datasets among Pins (by pin name), the row counts the head
+	// planned with: a data node, which holds only some partitions, plans with them too, so that
+	// it makes the same cost-based choices (join order, build sides) and numbers the
+	// distributed scans alike.
+	DatasetRows map[string]int64 `json:"dataset_rows,omitempty"`
 	// Nodes are the data node addresses taking part, by index.
 	Nodes []string `json:"nodes,omitempty"`
 	// Owners gives, for each distributed scan of the plan (by number), the index of the node

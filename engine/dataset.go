@@ -192,3 +192,54 @@ func releaseColumns(cols []arrow.Array) {
 		}
 	}
 }
+
+// DatasetRows returns, for the pins of a statement that name datasets of the engine's catalog
+// (version "primary@<generation>"), their row counts by pin name: what the planner estimates
+// them with here (memcat.Dataset.Statistics). A data node planning the statement's stage is
+// given them (cluster.Stage.DatasetRows, PinDatasetRows).
+func (e *Engine) DatasetRows(pins map[string]string) map[string]int64 {
+	var out map[string]int64
+	for name, version := range pins {
+		ds := e.pinnedDataset(name, version)
+		if ds == nil {
+			continue
+		}
+		st, err := ds.Statistics(context.Background())
+		if err != nil || st.Rows < 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]int64{}
+		}
+		out[name] = st.Rows
+	}
+	return out
+}
+
+// PinDatasetRows makes the datasets named in rows (as DatasetRows gives them, at the
+// generations pins name) plan with those row counts.
+func (e *Engine) PinDatasetRows(pins map[string]string, rows map[string]int64) {
+	for name, n := range rows {
+		if ds := e.pinnedDataset(name, pins[name]); ds != nil {
+			ds.SetPlannedRows(n)
+		}
+	}
+}
+
+// pinnedDataset is the dataset of the engine's catalog that pin name at version names (nil for
+// any other table).
+func (e *Engine) pinnedDataset(name, version string) *memcat.Dataset {
+	if !catalog.PinnedInPrimary(version) {
+		return nil
+	}
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	ds, ok := e.catalog.Dataset(name)
+	for ; ok && ds != nil; ds = ds.Displaced() {
+		if strings.HasSuffix(version, ds.Version()) {
+			return ds
+		}
+	}
+	return nil
+}

@@ -594,6 +594,23 @@ func TestDatasetsOnDataNodes(t *testing.T) {
 		}
 	})
 
+	t.Run("a join of the dataset with an Iceberg table runs on the nodes as the head planned it", func(t *testing.T) {
+		// Each node holds some of the partitions; it plans the stage with the head's row count
+		// of the whole dataset, so its join choices and scan numbering are the head's.
+		const join = "SELECT count(*), sum(f.fare) FROM feats f JOIN demo.rides r ON f.ride_id = r.ride_id WHERE r.passengers > 1"
+		want, err := tryQuery(ctx, cnxn, strings.Replace(join, "feats f", "("+specSQL+") f", 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := tryQuery(ctx, cnxn, join)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s = %v, want %v", join, got, want)
+		}
+	})
+
 	t.Run("reads go to the nodes holding the partitions", func(t *testing.T) {
 		arrowCl := c.head.arrowClient(t)
 		info, err := arrowCl.Execute(ctx, "SELECT * FROM feats")

@@ -120,6 +120,7 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd fsql.Pr
 			return nil, err
 		}
 		st := newStage(ps.sql, engine.SessionFrom(ctx), prep.Pins, s.now().Add(s.opts.TicketTTL))
+		st.DatasetRows = s.eng.DatasetRows(prep.Pins)
 		if info, err := s.dataNodeInfo(ctx, desc, ps.info.Schema, st); info != nil || err != nil {
 			if info != nil && onDataNodes(info) {
 				rec.end(nil) // the data nodes stream it: each counts its share (kind stage)

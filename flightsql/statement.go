@@ -65,6 +65,7 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 		session = engine.Session{MemoryLimit: session.MemoryLimit, StatementTimeout: session.StatementTimeout}
 	}
 	st := newStage(prep.SQL, session, prep.Pins, s.now().Add(s.opts.TicketTTL))
+	st.DatasetRows = s.eng.DatasetRows(prep.Pins)
 	if !prep.IsQuery {
 		rec.kind = metrics.KindUpdate
 		if err := s.authorizeStatement(ctx, query); err != nil {

@@ -111,6 +111,9 @@ func (rt *Runtime) stagePlan(ctx context.Context, run *stageRun, st cluster.Stag
 	defer stop(nil)
 	unlink := context.AfterFunc(ctx, func() { stop(context.Cause(ctx)) })
 	defer unlink()
+	// The datasets are planned with the head's row counts: this node holds only some of their
+	// partitions, and the cost-based choices (so the numbering of the scans) must be the head's.
+	rt.eng.PinDatasetRows(st.Pins, st.DatasetRows)
 	op, dist, err := rt.eng.PlanStage(planCtx, st.SQL, len(st.Nodes))
 	if err != nil {
 		return nil, planner.Distribution{}, err

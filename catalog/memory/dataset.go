@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -36,6 +37,17 @@ type Dataset struct {
 	// displaced is the older generation of the same name that this one replaced in a data
 	// node's catalog while the head was still making this one (see Displaced).
 	displaced *Dataset
+	// plannedRows, when positive, is one more than the row count the head planned with
+	// (SetPlannedRows); Statistics reports it instead of the partitions known here.
+	plannedRows atomic.Int64
+}
+
+// SetPlannedRows makes Statistics report rows: on a data node, which holds only some partitions,
+// the head's count of the whole dataset, so that the node plans a stage as the head did.
+func (d *Dataset) SetPlannedRows(rows int64) {
+	if rows >= 0 {
+		d.plannedRows.Store(rows + 1)
+	}
 }
 
 // Part is one partition of a dataset as this process knows it.

@@ -30,8 +30,12 @@ func (t *Table) Statistics(context.Context) (catalog.Statistics, error) {
 }
 
 // Statistics implements catalog.StatisticsTable: the row count of the partitions known so far
-// (on the head, what the data nodes reported when they made them).
+// (on the head, what the data nodes reported when they made them), or, on a data node planning a
+// stage, the head's count (SetPlannedRows).
 func (d *Dataset) Statistics(context.Context) (catalog.Statistics, error) {
+	if planned := d.plannedRows.Load(); planned > 0 {
+		return catalog.Statistics{Rows: planned - 1}, nil
+	}
 	rows, _ := d.Totals()
 	return catalog.Statistics{Rows: rows}, nil
 }
