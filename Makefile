@@ -45,6 +45,7 @@ help:
 	@echo "make bench-iceberg  pushdown on a wide Iceberg table in MinIO vs --no-pushdown, DuckDB, pyiceberg"
 	@echo "make bench-cluster  datasets and divided queries on 1, 2 and 4 data nodes vs reading Iceberg"
 	@echo "make bench-training training epochs into torch tensors vs raw Flight and vs re-reading Parquet"
+	@echo "make bench-memory   epochs from the disk tier vs memory vs Parquet; spilling vs in-memory queries"
 	@echo "make bench-small-batches  small batches from DataLoader workers vs in process"
 	@echo "make bench-ingest   bulk ingest (ADBC, pandas to_sql, polars write_database) vs reading the rows back"
 	@echo "make bench-membership [MINUTES=10]  a busy, throttled, stopped and killed data node: what moves"
@@ -138,6 +139,12 @@ bench-planning:
 bench-training: build python-client
 	$(GO) build -o bin/rawflight ./bench/training/rawflight
 	$(PYTHON) bench/training/main.py
+
+# Epochs from the disk tier vs the memory tier vs re-reading Parquet, and a spilling aggregate
+# and join vs in memory, on a local Iceberg table (bench/memory); writes bench/results/memory.json.
+.PHONY: bench-memory
+bench-memory: build python-client
+	$(PYTHON) bench/memory/main.py
 
 # 64 clients of queries and full reads on a server at its memory limit for 2 minutes: only
 # RESOURCE_EXHAUSTED refusals, then goroutines, open files, reservations and spill files back to
