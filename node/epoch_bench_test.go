@@ -13,6 +13,7 @@ import (
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/exec"
+	"github.com/cachedb/cachedb/internal/mempool"
 )
 
 // BenchmarkEpochRead measures how fast a data node gathers one reader's shuffled epoch from
@@ -89,7 +90,7 @@ func benchmarkEpochRead(b *testing.B, schema *arrow.Schema, partRows int, onDisk
 	req.Reader.BatchSize = 4096
 	target, part := epochSizes(rowBytes, req.Reader.BatchSize)
 	total := int64(parts * partRows)
-	buffers := newBufferRecycler(mem, epochBuffersKept)
+	buffers := newBufferRecycler(mem, epochBuffersKept, mempool.Unlimited())
 	b.SetBytes(total * rowBytes)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {

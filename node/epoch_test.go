@@ -16,6 +16,7 @@ import (
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/mempool"
 )
 
 // epochTestRow is what every column of row id holds in epochTestParts.
@@ -92,7 +93,7 @@ func TestEpochReaderKeepsRowsWholeFromDisk(t *testing.T) { testEpochReaderKeepsR
 func testEpochReaderKeepsRowsWhole(t *testing.T, onDisk bool) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	buffers := newBufferRecycler(mem, 1<<20)
+	buffers := newBufferRecycler(mem, 1<<20, mempool.Unlimited())
 	defer buffers.close()
 	partRows := []int64{1000, 777, 1500}
 	parts := epochTestParts(mem, partRows, 333)
@@ -192,7 +193,7 @@ func embedding(a arrow.Array, i int) string {
 func TestEpochReaderRetain(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	buffers := newBufferRecycler(mem, 1<<20)
+	buffers := newBufferRecycler(mem, 1<<20, mempool.Unlimited())
 	defer buffers.close()
 	partRows := []int64{300, 200}
 	parts := epochTestParts(mem, partRows, 64)

@@ -126,7 +126,7 @@ func New(cfg Config) (*Runtime, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rt := &Runtime{
 		eng: cfg.Engine, alloc: cfg.Alloc, client: cfg.Shuffles, ctx: ctx, cancel: cancel, bucketBytes: cfg.ShuffleBucketBytes,
-		epochBuffers: newBufferRecycler(cfg.Alloc, epochBuffersKept), tiers: tiers, ownTiers: own,
+		epochBuffers: newBufferRecycler(cfg.Alloc, epochBuffersKept, cfg.Engine.Pool()), tiers: tiers, ownTiers: own,
 	}
 	rt.stages = stageRegistry{base: ctx, work: &rt.work, clock: cfg.Clock, idle: cfg.StageIdle, pool: cfg.Engine.Pool()}
 	return rt, nil
