@@ -18,7 +18,7 @@ import json
 import queue
 import threading
 import time
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Generator, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
 
 import pyarrow as pa
 import pyarrow.flight as flight
@@ -112,7 +112,13 @@ def endpoint_partitions(endpoint: flight.FlightEndpoint) -> List[int]:
         return []
 
 
-def stream_endpoints(clients: FlightClients, endpoints: Sequence[flight.FlightEndpoint], prefetch: int, depth: int = 4) -> Iterator[pa.RecordBatch]:
+# How long stopping a stream waits for each endpoint reader's call to end.
+READER_STOP_S = 60.0
+
+
+def stream_endpoints(
+    clients: FlightClients, endpoints: Sequence[flight.FlightEndpoint], prefetch: int, depth: int = 4
+) -> Generator[pa.RecordBatch, None, None]:
     """Yields the record batches of endpoints in order, reading up to ``prefetch`` endpoints at
     once, each at most ``depth`` batches ahead of the consumer."""
     readers: List[_EndpointReader] = []
@@ -140,8 +146,12 @@ def stream_endpoints(clients: FlightClients, endpoints: Sequence[flight.FlightEn
                 raise item
             yield item
     finally:
+        # The readers' calls must be over before the caller closes the clients they use (a
+        # Flight client closed under a call in another thread crashes the process).
         for r in readers:
             r.stop()
+        for r in readers:
+            r.join(timeout=READER_STOP_S)
 
 
 class CacheDataset(IterableDataset):
@@ -463,11 +473,16 @@ class CacheDataset(IterableDataset):
                 start = self._offset + ((t * num_workers + worker) * turn + j) * b if yielded else 0
                 try:
                     info = clients.flight_info(self.query, option_headers(self._options(worker, num_workers, start)))
-                    for batch in rebatch(stream_endpoints(clients, info.endpoints, self.prefetch), b * turn):
-                        yield batch
-                        if failures:
-                            waits, failures, began = self.retry_waits(), 0, time.monotonic()
-                        yielded += -(-batch.num_rows // b)
+                    stream = stream_endpoints(clients, info.endpoints, self.prefetch)
+                    try:
+                        for batch in rebatch(stream, b * turn):
+                            yield batch
+                            if failures:
+                                waits, failures, began = self.retry_waits(), 0, time.monotonic()
+                            yielded += -(-batch.num_rows // b)
+                    finally:
+                        # Its readers end before the clients they use are closed.
+                        stream.close()
                     return
                 except _RETRIABLE as e:
                     failures += 1
