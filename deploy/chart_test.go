@@ -54,6 +54,7 @@ dataNode:
             topologyKey: kubernetes.io/hostname
             labelSelector: {matchLabels: {app.kubernetes.io/component: data-node}}
 serviceMonitor: {enabled: true, labels: {release: prometheus}}
+grafanaDashboard: {enabled: true, namespace: monitoring, annotations: {grafana_folder: ML}}
 trainingRuntime:
   enabled: true
   numNodes: 2
