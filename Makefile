@@ -56,6 +56,7 @@ help:
 	@echo "make image        the container image (deploy/Dockerfile; needs Docker), tagged cachedb:VERSION"
 	@echo "make lint-docker  hadolint over deploy/Dockerfile"
 	@echo "make test-deploy  the deploy/ module's tests: static image binary, Helm chart and manifests against the Kubernetes API types"
+	@echo "make chart-standin  the chart's head and data-node pods as local processes, probed and queried (CHART_STANDIN_VALUES=FILE, CHART_STANDIN_KEEP=1)"
 	@echo "make helm-lint    helm lint --strict and helm template of deploy/helm/cachedb (helm from the Go module proxy)"
 	@echo "make manifests    render deploy/manifests/*.yaml from the chart again"
 	@echo "make fuzz         FUZZ_TIME (10m) of one fuzz target, FUZZ_TARGET=package:Target (default engine:FuzzSQL)"
@@ -219,6 +220,15 @@ manifests:
 # 2-core machine, hence its own target and the long timeout.
 test-deploy: lint-docker
 	cd deploy && $(GO) vet ./... && $(GO) test -count=1 -timeout 30m ./...
+
+# The chart's LeaderWorkerSet group on loopback (deploy/standin_test.go, also part of
+# test-deploy): a head and its data nodes run as the chart's pods would, probed, queried and
+# stopped. CHART_STANDIN_VALUES=FILE renders other values; CHART_STANDIN_KEEP=1 leaves the group
+# running until Ctrl-C.
+.PHONY: chart-standin
+chart-standin:
+	cd deploy && CHART_STANDIN_VALUES="$(if $(CHART_STANDIN_VALUES),$(abspath $(CHART_STANDIN_VALUES)))" \
+		CHART_STANDIN_KEEP="$(CHART_STANDIN_KEEP)" $(GO) test -run '^TestChartStandin$$' -count=1 -timeout 0 -v .
 
 lint:
 	@unformatted="$$(gofmt -l .)"; \

@@ -1,14 +1,17 @@
 package deploy
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -186,6 +189,15 @@ func TestChartStandin(t *testing.T) {
 	}
 
 	t.Run("dashboard", func(t *testing.T) { checkDashboardMetrics(t, scrapes) })
+
+	// make chart-standin CHART_STANDIN_KEEP=1: leave the group running for a person to try.
+	if os.Getenv("CHART_STANDIN_KEEP") != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		httpPort, _ := head.port(intstr.FromString("http"))
+		t.Logf("the group runs: cachedb sql --connect %s; /metrics at http://127.0.0.1:%d/metrics; pods' logs under %s; Ctrl-C stops it", addr, httpPort, dir)
+		<-ctx.Done()
+	}
 
 	if err := c.stop(); err != nil {
 		t.Error(err)
