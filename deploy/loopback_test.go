@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -193,14 +194,21 @@ func newLoopbackCluster(objs []decoded, namespace, lws, binary, dir string) (*lo
 	return c, nil
 }
 
-// freePort is a loopback port nothing listens on now.
+// freePort is a loopback port nothing listens on now. It is taken below the kernel's ephemeral
+// range (32768 and up on Linux), from which every listener on port 0 and every outgoing
+// connection on this machine gets its port, so that none of those takes it before the pod
+// binds it.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	for range 100 {
+		port := 20000 + mrand.IntN(12000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return port, nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("no free loopback port in 20000-31999")
 }
 
 // prepare resolves p's volumes, environment and command line.
