@@ -151,6 +151,7 @@ func newLoopbackCluster(objs []decoded, namespace, lws, binary, dir string) (*lo
 	tmpl := set.Spec.LeaderWorkerTemplate
 	size := int(*tmpl.Size)
 	leaderName := lws + "-0"
+	taken := map[int]bool{}
 	for i := 0; i < size; i++ {
 		pt, name := tmpl.WorkerTemplate, fmt.Sprintf("%s-%d", leaderName, i)
 		if i == 0 {
@@ -178,7 +179,7 @@ func newLoopbackCluster(objs []decoded, namespace, lws, binary, dir string) (*lo
 		}
 		p := &loopbackPod{pod: pod, ports: map[int32]int{}, dir: filepath.Join(dir, name)}
 		for _, cp := range pod.Spec.Containers[0].Ports {
-			port, err := freePort()
+			port, err := freePort(taken)
 			if err != nil {
 				return nil, err
 			}
@@ -197,15 +198,19 @@ func newLoopbackCluster(objs []decoded, namespace, lws, binary, dir string) (*lo
 // freePort is a loopback port nothing listens on now. It is taken below the kernel's ephemeral
 // range (32768 and up on Linux), from which every listener on port 0 and every outgoing
 // connection on this machine gets its port, so that none of those takes it before the pod
-// binds it.
-func freePort() (int, error) {
+// binds it; nor is it one of taken, the ports handed out before.
+func freePort(taken map[int]bool) (int, error) {
 	for range 100 {
 		port := 20000 + mrand.IntN(12000)
+		if taken[port] {
+			continue
+		}
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
 			continue
 		}
 		l.Close()
+		taken[port] = true
 		return port, nil
 	}
 	return 0, fmt.Errorf("no free loopback port in 20000-31999")
