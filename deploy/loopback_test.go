@@ -112,6 +112,8 @@ type loopbackCluster struct {
 	configMaps map[string]map[string]string
 	services   []*corev1.Service
 	pods       []*loopbackPod // the leader first, then the workers by index
+	dir        string
+	taken      map[int]bool // loopback ports handed out
 }
 
 // newLoopbackCluster makes the pods of group 0 of the rendered LeaderWorkerSet named lws, as
@@ -122,7 +124,7 @@ func newLoopbackCluster(objs []decoded, namespace, lws, binary, dir string) (*lo
 		return nil, err
 	}
 	c := &loopbackCluster{namespace: namespace, image: image, binary: binary,
-		secrets: map[string]map[string]string{}, configMaps: map[string]map[string]string{}}
+		secrets: map[string]map[string]string{}, configMaps: map[string]map[string]string{}, dir: dir, taken: map[int]bool{}}
 	var set *lwsv1.LeaderWorkerSet
 	for _, d := range objs {
 		switch v := d.value.(type) {
@@ -151,7 +153,6 @@ func newLoopbackCluster(objs []decoded, namespace, lws, binary, dir string) (*lo
 	tmpl := set.Spec.LeaderWorkerTemplate
 	size := int(*tmpl.Size)
 	leaderName := lws + "-0"
-	taken := map[int]bool{}
 	for i := 0; i < size; i++ {
 		pt, name := tmpl.WorkerTemplate, fmt.Sprintf("%s-%d", leaderName, i)
 		if i == 0 {
@@ -174,25 +175,64 @@ func newLoopbackCluster(objs []decoded, namespace, lws, binary, dir string) (*lo
 		if err := lwspod.AddLWSVariables(&pod); err != nil {
 			return nil, err
 		}
-		if len(pod.Spec.Containers) != 1 {
-			return nil, fmt.Errorf("pod %s: %d containers; the stand-in runs one", name, len(pod.Spec.Containers))
-		}
-		p := &loopbackPod{pod: pod, ports: map[int32]int{}, dir: filepath.Join(dir, name)}
-		for _, cp := range pod.Spec.Containers[0].Ports {
-			port, err := freePort(taken)
-			if err != nil {
-				return nil, err
-			}
-			p.ports[cp.ContainerPort] = port
+		p, err := c.newPod(pod)
+		if err != nil {
+			return nil, err
 		}
 		c.pods = append(c.pods, p)
 	}
+	// Prepared once every pod has its ports: their addresses name each other.
 	for _, p := range c.pods {
 		if err := c.prepare(p); err != nil {
 			return nil, fmt.Errorf("pod %s: %w", p.pod.Name, err)
 		}
 	}
 	return c, nil
+}
+
+// newPod gives pod's container ports loopback ports.
+func (c *loopbackCluster) newPod(pod corev1.Pod) (*loopbackPod, error) {
+	if len(pod.Spec.Containers) != 1 {
+		return nil, fmt.Errorf("pod %s: %d containers; the stand-in runs one", pod.Name, len(pod.Spec.Containers))
+	}
+	p := &loopbackPod{pod: pod, ports: map[int32]int{}, dir: filepath.Join(c.dir, pod.Name)}
+	for _, cp := range pod.Spec.Containers[0].Ports {
+		port, err := freePort(c.taken)
+		if err != nil {
+			return nil, err
+		}
+		p.ports[cp.ContainerPort] = port
+	}
+	return p, nil
+}
+
+// jobPod is pod name of a Job's pod template, in the release's namespace, ready to start and
+// run to completion (awaitExit).
+func (c *loopbackCluster) jobPod(name string, tmpl corev1.PodTemplateSpec) (*loopbackPod, error) {
+	pod := corev1.Pod{ObjectMeta: *tmpl.ObjectMeta.DeepCopy(), Spec: *tmpl.Spec.DeepCopy()}
+	pod.Name, pod.Namespace, pod.Spec.Hostname = name, c.namespace, name
+	p, err := c.newPod(pod)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.prepare(p); err != nil {
+		return nil, fmt.Errorf("pod %s: %w", name, err)
+	}
+	return p, nil
+}
+
+// awaitExit waits until p's process exits and returns its error, with its log.
+func (c *loopbackCluster) awaitExit(p *loopbackPod, deadline time.Time) error {
+	select {
+	case err := <-p.exit:
+		p.exit = nil
+		if err != nil {
+			return fmt.Errorf("pod %s: %v\n%s", p.pod.Name, err, tail(p.logFile()))
+		}
+		return nil
+	case <-time.After(time.Until(deadline)):
+		return fmt.Errorf("pod %s still runs at the deadline\n%s", p.pod.Name, tail(p.logFile()))
+	}
 }
 
 // freePort is a loopback port nothing listens on now. It is taken below the kernel's ephemeral
@@ -387,8 +427,8 @@ var hostPort = regexp.MustCompile(`(^|[^A-Za-z0-9.-])((?:[a-z0-9](?:[a-z0-9-]*[a
 
 // rewrite moves an argument or variable of pod p onto the loopback cluster: a path under a
 // volume's mountPath to the pod's directory for it; a listen address (":PORT", "0.0.0.0:PORT")
-// of one of p's container ports to p's loopback port; the address of a pod or Service of the
-// release to 127.0.0.1 and the port of the pod behind it.
+// of one of p's container ports to p's loopback port (of another port, unchanged); the address
+// of a pod or Service of the release to 127.0.0.1 and the port of the pod behind it.
 func (c *loopbackCluster) rewrite(p *loopbackPod, mounts map[string]string, s string) (string, error) {
 	// A path, alone or as the value of --flag=PATH.
 	prefix, value := "", s
@@ -414,9 +454,11 @@ func (c *loopbackCluster) rewrite(p *loopbackPod, mounts map[string]string, s st
 		lead, host, portText := sub[1], sub[2], sub[3]
 		port, _ := strconv.Atoi(portText)
 		if host == "" || host == "0.0.0.0" || host == "[::]" {
+			// A port the container does not declare stays as it is: Kubernetes does not
+			// require declaring one (the image's CACHEDB_LISTEN in a client's pod listens on
+			// nothing).
 			local, ok := p.ports[int32(port)]
 			if !ok {
-				failed = fmt.Errorf("%s listens on %s, which is not a container port", p.pod.Name, match[len(lead):])
 				return match
 			}
 			return fmt.Sprintf("%s127.0.0.1:%d", lead, local)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	trainerv1alpha1 "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -44,6 +45,11 @@ func standinValues(t *testing.T, warehouse string) map[string]any {
 		"config": map[string]any{
 			"default_catalog": "local",
 			"catalogs":        []any{map[string]any{"name": "local", "type": "embedded", "uri": warehouse}},
+		},
+		// Its dataset-initializer step is run against the group.
+		"trainingRuntime": map[string]any{
+			"enabled": true,
+			"dataset": map[string]any{"name": "standin_rides", "sql": "CREATE TABLE IF NOT EXISTS standin_rides AS SELECT * FROM demo.rides"},
 		},
 	}
 }
@@ -149,9 +155,40 @@ func TestChartStandin(t *testing.T) {
 	if out := sql("SELECT city, count(*) FROM demo.rides GROUP BY city"); !strings.Contains(out, "8 rows in set") {
 		t.Errorf("want 8 cities:\n%s", out)
 	}
-	sql("CREATE TABLE standin_rides AS SELECT * FROM demo.rides")
-	if out := sql("SELECT count(*) AS n FROM standin_rides"); !strings.Contains(out, "| 200000 |") {
-		t.Errorf("the dataset does not hold demo.rides' 200000 rows:\n%s", out)
+	// The training runtime's dataset-initializer step materializes its dataset through the
+	// head's Service (RELEASE-head.NAMESPACE.svc); the trainer step is told the same address.
+	dataset := "standin_rides"
+	if rt := runtimeOf(objs); rt != nil {
+		jobs := rt.Spec.Template.Spec.ReplicatedJobs
+		for _, job := range jobs {
+			tmpl := job.Template.Spec.Template
+			switch job.Name {
+			case "dataset-initializer":
+				init, err := c.jobPod(rt.Name+"-dataset-initializer-0", tmpl)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("pod %s: %s", init.pod.Name, strings.Join(init.argv, " "))
+				if err := c.start(init); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.awaitExit(init, time.Now().Add(3*time.Minute)); err != nil {
+					t.Fatal(err)
+				}
+			case "node":
+				env := envOf(tmpl.Spec.Containers[0])
+				dataset = env["CACHEDB_DATASET"]
+				got, err := c.rewrite(&loopbackPod{}, nil, env["CACHEDB_ADDRESS"])
+				if err != nil || got != "grpc://"+addr {
+					t.Errorf("the trainer step's CACHEDB_ADDRESS %q is %q (%v) on loopback, want the head's grpc://%s", env["CACHEDB_ADDRESS"], got, err, addr)
+				}
+			}
+		}
+	} else {
+		sql("CREATE TABLE " + dataset + " AS SELECT * FROM demo.rides")
+	}
+	if out := sql("SELECT count(*) AS n FROM " + dataset); !strings.Contains(out, "| 200000 |") {
+		t.Errorf("dataset %s does not hold demo.rides' 200000 rows:\n%s", dataset, out)
 	}
 
 	// The metrics say the data nodes served those shares, shuffled and hold the dataset.
@@ -202,4 +239,14 @@ func TestChartStandin(t *testing.T) {
 	if err := c.stop(); err != nil {
 		t.Error(err)
 	}
+}
+
+// runtimeOf is the rendered ClusterTrainingRuntime, if any.
+func runtimeOf(objs []decoded) *trainerv1alpha1.ClusterTrainingRuntime {
+	for _, d := range objs {
+		if rt, ok := d.value.(*trainerv1alpha1.ClusterTrainingRuntime); ok {
+			return rt
+		}
+	}
+	return nil
 }
