@@ -239,6 +239,13 @@ func TestChartStandin(t *testing.T) {
 	if err := c.stop(); err != nil {
 		t.Error(err)
 	}
+	// The root filesystem is read-only: nothing may have been written in the working directory
+	// (tests may run as root, whom the directory's mode does not stop).
+	for _, p := range c.pods {
+		if entries, err := os.ReadDir(filepath.Join(p.dir, "root")); err != nil || len(entries) > 0 {
+			t.Errorf("pod %s wrote in its working directory (the read-only root): %v %v", p.pod.Name, entries, err)
+		}
+	}
 }
 
 // runtimeOf is the rendered ClusterTrainingRuntime, if any.
