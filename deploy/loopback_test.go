@@ -221,7 +221,8 @@ func (c *loopbackCluster) jobPod(name string, tmpl corev1.PodTemplateSpec) (*loo
 	return p, nil
 }
 
-// awaitExit waits until p's process exits and returns its error, with its log.
+// awaitExit waits until p's process exits and returns its error, with its log; at the deadline
+// it kills it.
 func (c *loopbackCluster) awaitExit(p *loopbackPod, deadline time.Time) error {
 	select {
 	case err := <-p.exit:
@@ -231,7 +232,10 @@ func (c *loopbackCluster) awaitExit(p *loopbackPod, deadline time.Time) error {
 		}
 		return nil
 	case <-time.After(time.Until(deadline)):
-		return fmt.Errorf("pod %s still runs at the deadline\n%s", p.pod.Name, tail(p.logFile()))
+		_ = p.cmd.Process.Kill()
+		<-p.exit
+		p.exit = nil
+		return fmt.Errorf("pod %s still ran at the deadline (killed)\n%s", p.pod.Name, tail(p.logFile()))
 	}
 }
 
