@@ -47,6 +47,7 @@ help:
 	@echo "make bench-training training epochs into torch tensors vs raw Flight and vs re-reading Parquet"
 	@echo "make bench-memory   epochs from the disk tier vs memory vs Parquet; spilling vs in-memory queries"
 	@echo "make bench-small-batches  small batches from DataLoader workers vs in process"
+	@echo "make bench-shuffle-quality  the training shuffle against a uniform one at 10^4, 10^6, 10^8 rows"
 	@echo "make bench-ingest   bulk ingest (ADBC, pandas to_sql, polars write_database) vs reading the rows back"
 	@echo "make bench-membership [MINUTES=10]  a busy, throttled, stopped and killed data node: what moves"
 	@echo "make bench-tpch [SF=1]  the 22 TPC-H queries on cachedb over Iceberg vs DuckDB, answers checked"
@@ -153,6 +154,13 @@ bench-memory: build python-client
 .PHONY: soak-memory
 soak-memory: build
 	CACHEDB_SOAK=2m $(GO) test ./cmd/cachedb -run TestConcurrentLoadAtTheMemoryLimit -count=1 -v -timeout 10m
+
+# The training shuffle's quality (files per batch, epoch-to-epoch rank correlation, same-rank
+# fraction) against a uniform shuffle on synthetic datasets of 10^4, 10^6 and 10^8 rows; writes
+# bench/results/shuffle_quality.json. Pure Go, under a minute; `go run ./bench/shufflequality -h`.
+.PHONY: bench-shuffle-quality
+bench-shuffle-quality:
+	$(GO) run ./bench/shufflequality
 
 # Small batches with DataLoader workers: turns of batches vs one batch per transfer vs in
 # process; writes bench/results/small_batches.json. About a minute.
