@@ -56,6 +56,16 @@ type epochReader struct {
 	// tier holds them), kept until the reader closes: a window's rows are read straight from
 	// them.
 	opened map[int]openedPart
+	// fixed caches, by partition and read column, the column's rows in each of the partition's
+	// batches as fixed-size bytes (exec.FixedRowBytes), for the windows that follow.
+	fixed map[[2]int]fixedColumn
+}
+
+// fixedColumn is one column's rows in a partition's batches as fixed-size bytes; ok is false
+// when some batch does not hold them so (a column with NULLs, say).
+type fixedColumn struct {
+	sources [][]byte
+	ok      bool
 }
 
 type openedPart struct {
@@ -72,8 +82,9 @@ type epochPiece struct {
 
 // epochWindow is what a reader knows of the window it reads.
 type epochWindow struct {
-	// batches are the window's partition's; stretches are the window's rows in them, in window
-	// order, rows of them in all.
+	// batches are the window's partition's (partition part); stretches are the window's rows in
+	// them, in window order, rows of them in all.
+	part      int
 	batches   []arrow.RecordBatch
 	stretches []rowStretch
 	rows      int64
@@ -94,7 +105,7 @@ type epochWindow struct {
 // columns (every byte of which it writes). The stream follows internal/stream's contract; when
 // it ends or is released, what it gathered and tc's cache are freed.
 func newEpochReader(ctx context.Context, tc *exec.TaskContext, buffers memory.Allocator, s engine.EpochSlice, order *cluster.EpochOrder, parts []memcat.Part, schema *arrow.Schema, target, part int64) (array.RecordReader, error) {
-	r := &epochReader{ctx: ctx, tc: tc, buffers: buffers, slice: s, order: order, parts: parts, schema: schema, target: target, part: part, opened: map[int]openedPart{}}
+	r := &epochReader{ctx: ctx, tc: tc, buffers: buffers, slice: s, order: order, parts: parts, schema: schema, target: target, part: part, opened: map[int]openedPart{}, fixed: map[[2]int]fixedColumn{}}
 	var bad error
 	rd := s.Request.Reader
 	order.Stretches(rd, s.From, s.To, func(t0, t1 int64, w int, g int64) bool {
@@ -122,7 +133,7 @@ func (r *epochReader) close() {
 	for _, o := range r.opened {
 		o.release()
 	}
-	r.opened = nil
+	r.opened, r.fixed = nil, nil
 }
 
 // partBatches returns partition p's batches, opening it on first use.
@@ -205,7 +216,7 @@ func (r *epochReader) loadWindow() error {
 	if err != nil {
 		return err
 	}
-	win := &epochWindow{batches: batches, stretches: stretches, rows: rows, fallback: make([]arrow.Array, len(r.slice.Columns))}
+	win := &epochWindow{part: desc.Partition, batches: batches, stretches: stretches, rows: rows, fallback: make([]arrow.Array, len(r.slice.Columns))}
 	for len(r.pieces) > 0 && r.pieces[0].window == w {
 		p := r.pieces[0]
 		for g := p.g0; g < p.g1; g++ {
@@ -250,14 +261,20 @@ func (r *epochReader) gatherColumn(i, col int, idx []int32) (arrow.Array, error)
 	w := r.win
 	dt := r.schema.Field(i).Type
 	width := exec.FixedRowWidth(dt)
-	sources := make([][]byte, len(w.batches))
-	for b, batch := range w.batches {
-		rows, ok := exec.FixedRowBytes(batch.Column(col))
-		if !ok {
-			return r.concatAndTake(i, col, idx)
+	fixed, seen := r.fixed[[2]int{w.part, col}]
+	if !seen {
+		fixed = fixedColumn{sources: make([][]byte, len(w.batches)), ok: true}
+		for b, batch := range w.batches {
+			if fixed.sources[b], fixed.ok = exec.FixedRowBytes(batch.Column(col)); !fixed.ok {
+				break
+			}
 		}
-		sources[b] = rows
+		r.fixed[[2]int{w.part, col}] = fixed
 	}
+	if !fixed.ok {
+		return r.concatAndTake(i, col, idx)
+	}
+	sources := fixed.sources
 	if width >= wideRowBytes {
 		if w.refs == nil {
 			w.refs = locateRows(w.stretches, w.rows)
