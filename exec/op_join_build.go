@@ -32,19 +32,22 @@ func (b joinBuild) release() {
 	}
 }
 
-// sharedBuilds lets the left partitions of one execution of a hash join share one build of the
-// right side. Executions are told apart by *TaskContext, as Repartition runs are: the partitions
+// sharedBuilds lets the partitions of one execution of a hash join share one build (of the
+// right side; of the left side for LeftBuildHashJoin). Executions are told apart by *TaskContext, as Repartition runs are: the partitions
 // executed with the same TaskContext share a build until all of them have been claimed, after
 // which the next Execute builds afresh. The build is released when every partition has claimed
 // it and released its reader; a consumer that never executes some partition keeps it alive.
-type sharedBuilds struct {
+type sharedBuilds[B releasable] struct {
 	mu     sync.Mutex
-	active map[*TaskContext]*sharedBuild
+	active map[*TaskContext]*sharedBuild[B]
 }
 
-type sharedBuild struct {
+// releasable is a build that sharedBuilds frees once its last user lets go of it.
+type releasable interface{ release() }
+
+type sharedBuild[B releasable] struct {
 	once    sync.Once
-	build   joinBuild
+	build   B
 	err     error
 	claimed int // guarded by sharedBuilds.mu
 	refs    int // guarded by sharedBuilds.mu
@@ -52,14 +55,14 @@ type sharedBuild struct {
 
 // acquire returns the build for tc, building it with build on first use. partitions is how many
 // Execute calls share one build. The caller calls the returned release exactly once.
-func (s *sharedBuilds) acquire(ctx context.Context, tc *TaskContext, partitions int, build func(context.Context) (joinBuild, error)) (joinBuild, func(), error) {
+func (s *sharedBuilds[B]) acquire(ctx context.Context, tc *TaskContext, partitions int, build func(context.Context) (B, error)) (B, func(), error) {
 	s.mu.Lock()
 	if s.active == nil {
-		s.active = map[*TaskContext]*sharedBuild{}
+		s.active = map[*TaskContext]*sharedBuild[B]{}
 	}
 	sb := s.active[tc]
 	if sb == nil {
-		sb = &sharedBuild{}
+		sb = &sharedBuild[B]{}
 		s.active[tc] = sb
 	}
 	sb.claimed++
@@ -82,7 +85,8 @@ func (s *sharedBuilds) acquire(ctx context.Context, tc *TaskContext, partitions 
 	sb.once.Do(func() { sb.build, sb.err = build(ctx) })
 	if sb.err != nil {
 		release()
-		return joinBuild{}, nil, sb.err
+		var none B
+		return none, nil, sb.err
 	}
 	return sb.build, release, nil
 }

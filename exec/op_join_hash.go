@@ -30,7 +30,7 @@ type HashJoin struct {
 	keyTypes            []arrow.DataType
 	residual            Expr
 	schema              *arrow.Schema
-	builds              sharedBuilds
+	builds              sharedBuilds[joinBuild]
 	// partitioned joins partition p of left with partition p of right only: both sides are
 	// hash-partitioned alike on the keys (see NewPartitionedHashJoin).
 	partitioned bool

@@ -122,24 +122,15 @@ func (j *pairJoiner) gather(ctx context.Context, tc *TaskContext, li, ri []int32
 func (j *pairJoiner) finish(ctx context.Context, tc *TaskContext) (arrow.RecordBatch, error) {
 	defer func() { j.left, j.matched, j.unknown, j.leftKeyNull = nil, nil, nil, nil }()
 	n := int(j.left.NumRows())
-	var keep func(int) bool
 	switch j.kind {
 	case InnerJoin:
 		return nil, nil
 	case LeftJoin:
 		return j.padUnmatched(ctx, tc)
-	case SemiJoin:
-		keep = func(i int) bool { return j.matched[i] }
-	case AntiJoin:
-		keep = func(i int) bool { return !j.matched[i] }
-	case NullAwareAntiJoin:
-		if j.rightRows == 0 {
-			keep = func(int) bool { return true }
-		} else if j.rightHasNullKey {
-			return nil, nil
-		} else {
-			keep = func(i int) bool { return !j.matched[i] && !j.unknown[i] && !j.leftKeyNull[i] }
-		}
+	}
+	keep := j.keepLeft()
+	if keep == nil {
+		return nil, nil
 	}
 	idx := rowsWhere(n, keep)
 	switch len(idx) {
@@ -149,6 +140,25 @@ func (j *pairJoiner) finish(ctx context.Context, tc *TaskContext) (arrow.RecordB
 		return array.NewRecordBatch(j.schema, j.left.Columns(), j.left.NumRows()), nil
 	}
 	return takeBatchRows(ctx, tc, j.left, idx)
+}
+
+// keepLeft returns, for a semi, anti or null-aware anti join whose candidate pairs have all been
+// added, whether left row i is output; nil when no row is.
+func (j *pairJoiner) keepLeft() func(int) bool {
+	switch j.kind {
+	case SemiJoin:
+		return func(i int) bool { return j.matched[i] }
+	case AntiJoin:
+		return func(i int) bool { return !j.matched[i] }
+	case NullAwareAntiJoin:
+		if j.rightRows == 0 {
+			return func(int) bool { return true }
+		} else if j.rightHasNullKey {
+			return nil
+		}
+		return func(i int) bool { return !j.matched[i] && !j.unknown[i] && !j.leftKeyNull[i] }
+	}
+	return nil
 }
 
 // padUnmatched returns the unmatched left rows with NULL right columns.

@@ -1,0 +1,348 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/mempool"
+	"github.com/cachedb/cachedb/internal/safe"
+	"github.com/cachedb/cachedb/internal/stream"
+)
+
+// LeftBuildHashJoin is a semi, anti or null-aware anti equi-join that hashes its left (preserved)
+// side instead of its right one: the planner picks it when the left side is estimated smaller,
+// e.g. a few thousand filtered rows tested against a large subquery.
+//
+// The first Execute of an execution materializes every left partition and hashes them on the left
+// keys; then the whole right side streams through the table once, marking the left rows that
+// have a match (with a residual condition, the pairs are evaluated as HashJoin does: a pair
+// whose condition is NULL marks its left row unknown, which NOT IN drops). Partition p then emits
+// the rows of left partition p that the join kind keeps, in their order, so the output (rows,
+// partitions and order within a partition) is the one HashJoin gives. Keys compare as HashJoin's
+// (cast to common types; a NULL key never matches); NOT IN keeps HashJoin's rules: every left row
+// when the right side is empty, none when a right key is NULL, else the unmatched rows whose key
+// is not NULL.
+//
+// Memory: the left rows and their table are reserved from the query's memory as a consumer that
+// cannot spill; a refusal fails the query with errs.ResourceExhausted (the right-build HashJoin,
+// which can spill, is the plan for left sides that may not fit).
+type LeftBuildHashJoin struct {
+	left, right         Operator
+	kind                JoinKind
+	leftKeys, rightKeys []Expr
+	keyTypes            []arrow.DataType
+	residual            Expr
+	builds              sharedBuilds[*leftBuild]
+}
+
+// leftBuildConsumer reserves the left rows and hash table of a LeftBuildHashJoin.
+var leftBuildConsumer = mempool.Consumer{Name: "hash join (build=left)"}
+
+// NewLeftBuildHashJoin returns a semi, anti or null-aware anti join of left and right on
+// leftKeys[i] = rightKeys[i] and residual (nil for none) that builds its hash table on left.
+func NewLeftBuildHashJoin(left, right Operator, kind JoinKind, leftKeys, rightKeys []Expr, residual Expr) (*LeftBuildHashJoin, error) {
+	if !kind.leftOnly() {
+		return nil, errs.Internalf("a left-build hash join is semi or anti, not %s", kind)
+	}
+	if len(leftKeys) == 0 || len(leftKeys) != len(rightKeys) {
+		return nil, errs.Internalf("hash join needs matching key lists, got %d left and %d right keys", len(leftKeys), len(rightKeys))
+	}
+	keyTypes, err := JoinKeyTypes(leftKeys, rightKeys)
+	if err != nil {
+		return nil, err
+	}
+	return &LeftBuildHashJoin{
+		left: left, right: right, kind: kind,
+		leftKeys: leftKeys, rightKeys: rightKeys, keyTypes: keyTypes, residual: residual,
+	}, nil
+}
+
+func (j *LeftBuildHashJoin) Schema() *arrow.Schema { return j.left.Schema() }
+func (j *LeftBuildHashJoin) Children() []Operator  { return []Operator{j.left, j.right} }
+func (j *LeftBuildHashJoin) Partitions() int       { return j.left.Partitions() }
+
+func (j *LeftBuildHashJoin) String() string {
+	conds := make([]string, len(j.leftKeys))
+	for i := range j.leftKeys {
+		conds[i] = fmt.Sprintf("%s = %s", j.leftKeys[i], j.rightKeys[i])
+	}
+	s := fmt.Sprintf("HashJoin: %s build=left on %s", j.kind, strings.Join(conds, " AND "))
+	if j.residual != nil {
+		s += fmt.Sprintf(" residual %s", j.residual)
+	}
+	return s
+}
+
+// leftBuild is the left side of one execution, all partitions in one batch, with the decision of
+// the join for each of its rows.
+type leftBuild struct {
+	batch   arrow.RecordBatch
+	offsets []int64 // partition p's rows are [offsets[p], offsets[p+1])
+	keep    []bool
+	res     *mempool.Reservation
+}
+
+func (b *leftBuild) release() {
+	if b == nil {
+		return
+	}
+	if b.batch != nil {
+		b.batch.Release()
+	}
+	b.res.Free()
+}
+
+func (j *LeftBuildHashJoin) Execute(ctx context.Context, partition int, tc *TaskContext) (array.RecordReader, error) {
+	if partition < 0 || partition >= j.Partitions() {
+		return nil, errs.Internalf("left-build hash join has %d partitions, asked for %d", j.Partitions(), partition)
+	}
+	build, release, err := j.builds.acquire(ctx, tc, j.Partitions(), func(ctx context.Context) (*leftBuild, error) {
+		return j.buildAndProbe(ctx, tc)
+	})
+	if err != nil {
+		return nil, err
+	}
+	row, end := build.offsets[partition], build.offsets[partition+1]
+	pull := func() (arrow.RecordBatch, error) {
+		var idx []int32
+		for ; row < end && len(idx) < tc.RowsPerBatch(); row++ {
+			if build.keep[row] {
+				idx = append(idx, int32(row))
+			}
+		}
+		if len(idx) == 0 {
+			return nil, nil
+		}
+		return takeBatchRows(ctx, tc, build.batch, idx)
+	}
+	return stream.Pull(ctx, j.Schema(), pull, release), nil
+}
+
+// buildAndProbe materializes and hashes the left side, streams the right side through it and
+// decides every left row.
+func (j *LeftBuildHashJoin) buildAndProbe(ctx context.Context, tc *TaskContext) (*leftBuild, error) {
+	b := &leftBuild{res: tc.Reserve(leftBuildConsumer)}
+	parts, err := j.collectLeft(ctx, tc, b.res)
+	if err != nil {
+		b.res.Free()
+		return nil, err
+	}
+	var all []arrow.RecordBatch
+	b.offsets = make([]int64, len(parts)+1)
+	for p, part := range parts {
+		all = append(all, part...)
+		b.offsets[p+1] = b.offsets[p] + batchRows(part)
+	}
+	b.batch, err = concatBatches(tc, j.left.Schema(), all)
+	releaseBatches(all)
+	if err != nil {
+		b.res.Free()
+		return nil, err
+	}
+	b.res.Shrink(batchesBytes(all))
+	if err := j.probe(ctx, tc, b); err != nil {
+		b.release()
+		return nil, err
+	}
+	return b, nil
+}
+
+// collectLeft executes every left partition concurrently (sharing a private copy of tc, as
+// Coalesce does, so a Repartition below sees one run) and returns each one's non-empty batches,
+// reserved by res at hashBuildBytes each.
+func (j *LeftBuildHashJoin) collectLeft(ctx context.Context, tc *TaskContext, res *mempool.Reservation) ([][]arrow.RecordBatch, error) {
+	runTC := *tc
+	parts := make([][]arrow.RecordBatch, j.left.Partitions())
+	var mu sync.Mutex // guards res
+	group, gctx := errgroup.WithContext(ctx)
+	for p := range parts {
+		safe.Go(group, "left-build hash join", func() error {
+			rdr, err := j.left.Execute(gctx, p, &runTC)
+			if err != nil {
+				return err
+			}
+			defer rdr.Release()
+			for {
+				b, err := nextNonEmpty(rdr)
+				if b == nil || err != nil {
+					return err
+				}
+				mu.Lock()
+				err = res.TryGrow(hashBuildBytes(b))
+				mu.Unlock()
+				if err != nil {
+					b.Release()
+					return err
+				}
+				parts[p] = append(parts[p], b)
+			}
+		})
+	}
+	if err := group.Wait(); err != nil {
+		for _, part := range parts {
+			releaseBatches(part)
+		}
+		return nil, err
+	}
+	return parts, nil
+}
+
+func batchRows(bs []arrow.RecordBatch) int64 {
+	n := int64(0)
+	for _, b := range bs {
+		n += b.NumRows()
+	}
+	return n
+}
+
+// probe hashes b.batch on the left keys, streams the right side through the table and fills
+// b.keep with the join kind's decision for every left row.
+func (j *LeftBuildHashJoin) probe(ctx context.Context, tc *TaskContext, b *leftBuild) error {
+	if b.batch.NumRows() == 0 {
+		return nil // no left row to decide: the right side need not run
+	}
+	// The joiner's "left batch" is the whole build: it evaluates the residual over left ++ right
+	// pairs and records per left row whether a pair matched or gave NULL, as in HashJoin.
+	joiner := newPairJoiner(j.kind, j.residual, j.left.Schema(), j.right.Schema(), b.batch)
+	joiner.rightRows = 0
+	joiner.begin(b.batch)
+	heads, next, err := j.hashLeft(ctx, tc, b.batch, joiner.leftKeyNull)
+	if err != nil {
+		return err
+	}
+	rdr, err := executeMerged(ctx, j.right, tc)
+	if err != nil {
+		return err
+	}
+	defer rdr.Release()
+	// Without a residual every row of a matched key is decided, so the key leaves the table; a
+	// semi or anti join whose table empties needs no more right rows.
+	exists := joiner.existsOnly()
+	decided := func(l int32) bool {
+		return joiner.matched[l] || (j.kind == NullAwareAntiJoin && joiner.unknown[l])
+	}
+	var buf []byte
+	for {
+		if exists && len(heads) == 0 && j.kind != NullAwareAntiJoin {
+			break
+		}
+		if j.kind == NullAwareAntiJoin && joiner.rightHasNullKey {
+			break // NOT IN with a NULL on the right keeps no row
+		}
+		rb, err := nextNonEmpty(rdr)
+		if err != nil {
+			return err
+		}
+		if rb == nil {
+			break
+		}
+		err = j.probeBatch(ctx, tc, joiner, rb, heads, next, exists, decided, &buf)
+		rb.Release()
+		if err != nil {
+			return err
+		}
+	}
+	b.keep = make([]bool, b.batch.NumRows())
+	if keep := joiner.keepLeft(); keep != nil {
+		for i := range b.keep {
+			b.keep[i] = keep(i)
+		}
+	}
+	return nil
+}
+
+// probeBatch adds the candidate pairs of the right rows of rb to joiner.
+func (j *LeftBuildHashJoin) probeBatch(ctx context.Context, tc *TaskContext, joiner *pairJoiner, rb arrow.RecordBatch,
+	heads map[string]int32, next []int32, exists bool, decided func(int32) bool, buf *[]byte) error {
+	keys, err := evalKeys(ctx, tc, rb, j.rightKeys, j.keyTypes)
+	if err != nil {
+		return err
+	}
+	defer releaseAll(keys)
+	enc, err := NewRowKeyEncoder(keys)
+	if err != nil {
+		return err
+	}
+	joiner.right = rb
+	defer func() { joiner.right = nil }()
+	joiner.rightRows += rb.NumRows()
+	var li, ri []int32
+	flush := func() error {
+		if len(li) == 0 {
+			return nil
+		}
+		out, err := joiner.add(ctx, tc, li, ri)
+		if out != nil {
+			out.Release()
+		}
+		li, ri = li[:0], ri[:0]
+		return err
+	}
+	for r := range int(rb.NumRows()) {
+		if enc.HasNull(r) {
+			joiner.rightHasNullKey = true
+			continue
+		}
+		*buf = enc.Append((*buf)[:0], r)
+		head, ok := heads[string(*buf)]
+		if !ok {
+			continue
+		}
+		if exists {
+			for l := head; l >= 0; l = next[l] {
+				joiner.matched[l] = true
+			}
+			delete(heads, string(*buf))
+			continue
+		}
+		for l := head; l >= 0; l = next[l] {
+			if decided(l) {
+				continue
+			}
+			li, ri = append(li, l), append(ri, int32(r))
+			if len(li) >= tc.RowsPerBatch() {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return flush()
+}
+
+// hashLeft maps the encoded key of every left row with no NULL key to its rows (heads holds the
+// first, next chains the others) and sets keyNull[i] for the rows with a NULL key.
+func (j *LeftBuildHashJoin) hashLeft(ctx context.Context, tc *TaskContext, batch arrow.RecordBatch, keyNull []bool) (map[string]int32, []int32, error) {
+	cols, err := evalKeys(ctx, tc, batch, j.leftKeys, j.keyTypes)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer releaseAll(cols)
+	enc, err := NewRowKeyEncoder(cols)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := int(batch.NumRows())
+	heads, next := make(map[string]int32, n), make([]int32, n)
+	var buf []byte
+	for row := n - 1; row >= 0; row-- {
+		next[row] = -1
+		if enc.HasNull(row) {
+			keyNull[row] = true
+			continue
+		}
+		buf = enc.Append(buf[:0], row)
+		if head, ok := heads[string(buf)]; ok {
+			next[row] = head
+		}
+		heads[string(buf)] = int32(row)
+	}
+	return heads, next, nil
+}
