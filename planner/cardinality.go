@@ -62,6 +62,9 @@ type relEst struct {
 type estimator struct {
 	ctx   context.Context
 	stats map[catalog.Table]*catalog.Statistics
+	// memo, when not nil, remembers each plan node's estimate, so that estimating every node of
+	// a plan costs time linear in its size (plans are immutable; see Rule).
+	memo map[Plan]relEst
 }
 
 func newEstimator(ctx context.Context) *estimator {
@@ -89,6 +92,18 @@ func (e *estimator) tableStats(t catalog.Table) *catalog.Statistics {
 
 // estimate estimates p's output.
 func (e *estimator) estimate(p Plan) relEst {
+	if e.memo == nil {
+		return e.estimateNode(p)
+	}
+	if r, ok := e.memo[p]; ok {
+		return r
+	}
+	r := e.estimateNode(p)
+	e.memo[p] = r
+	return r
+}
+
+func (e *estimator) estimateNode(p Plan) relEst {
 	switch n := p.(type) {
 	case *Scan:
 		out := e.scanEstimate(n)

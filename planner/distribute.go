@@ -47,7 +47,7 @@ func PlanDistributed(ctx context.Context, q *Query, opts PhysicalOptions) (op ex
 		return nil, Distribution{}, err
 	}
 	opts.Analyze = false
-	pp := &physicalPlanner{opts: opts, placed: map[exec.Operator]exec.Placement{}}
+	pp := &physicalPlanner{opts: opts, placed: map[exec.Operator]exec.Placement{}, est: newPhysicalEstimator(ctx)}
 	op, err = pp.plan(logical)
 	if err != nil {
 		return nil, Distribution{}, err

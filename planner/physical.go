@@ -46,6 +46,8 @@ type physicalPlanner struct {
 	// local is set when the plan reads a table that only this process has (a memory or system
 	// table): data nodes could not plan it.
 	local bool
+	// est estimates the sides of semi and anti joins (see buildLeft); made on first use.
+	est *estimator
 }
 
 func (pp *physicalPlanner) plan(p Plan) (exec.Operator, error) {
@@ -302,6 +304,9 @@ func (pp *physicalPlanner) planJoin(p *Join) (exec.Operator, error) {
 	lk, rk, res, err := pp.joinExprs(lkeys, rkeys, residual, ls, rs)
 	if err != nil {
 		return nil, err
+	}
+	if pp.buildLeft(p) {
+		return exec.NewLeftBuildHashJoin(left, right, kind, lk, rk, res)
 	}
 	return exec.NewHashJoin(left, right, kind, lk, rk, res)
 }

@@ -1,0 +1,41 @@
+package planner
+
+import "context"
+
+// Build-side choice for semi and anti hash joins. A hash join hashes its right side and streams
+// its left one through it. For a semi or anti join the right side is the subquery, which can be
+// far larger than the rows it filters (TPC-H Q22: a few thousand customers tested against every
+// order); the left-build join (exec.LeftBuildHashJoin) hashes the left rows instead and streams
+// the subquery through them once. It is chosen when the cardinality estimates put the left side
+// at most leftBuildRatio times the right side's rows. Estimates only pick the operator; both
+// give the same rows in the same order.
+//
+// The left-build join cannot spill: a left side larger than the query's memory fails it with
+// ResourceExhausted, where the right-build join would have spilled its right side. The margin
+// keeps the choice to sides that are clearly the smaller.
+
+// leftBuildRatio is how much smaller than the right side the left side must be estimated.
+const leftBuildRatio = 0.5
+
+// buildLeft reports whether the hash join of j (a semi, anti or NOT IN join with equality keys,
+// planned in one place) should hash its left side.
+func (pp *physicalPlanner) buildLeft(j *Join) bool {
+	switch j.Kind {
+	case SemiJoin, AntiJoin, NullAwareAntiJoin:
+	default:
+		return false
+	}
+	if pp.est == nil {
+		pp.est = newPhysicalEstimator(context.Background())
+	}
+	l, r := pp.est.estimate(j.Left).rows, pp.est.estimate(j.Right).rows
+	return l <= leftBuildRatio*r
+}
+
+// newPhysicalEstimator returns an estimator that remembers every node's estimate: physical
+// planning estimates the sides of each semi and anti join, nested ones included.
+func newPhysicalEstimator(ctx context.Context) *estimator {
+	e := newEstimator(ctx)
+	e.memo = map[Plan]relEst{}
+	return e
+}
