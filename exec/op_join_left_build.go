@@ -30,9 +30,10 @@ import (
 // when the right side is empty, none when a right key is NULL, else the unmatched rows whose key
 // is not NULL.
 //
-// Memory: the left rows and their table are reserved from the query's memory as a consumer that
-// cannot spill; a refusal fails the query with errs.ResourceExhausted (the right-build HashJoin,
-// which can spill, is the plan for left sides that may not fit).
+// Memory: the left rows and their table are reserved from the query's memory before they are
+// held. When a reservation is refused (the estimate was wrong, or memory is short), the join
+// gives back what it read and falls back to the right-build HashJoin of the same inputs, which
+// executes the left side again and spills its right side if that does not fit either.
 type LeftBuildHashJoin struct {
 	left, right         Operator
 	kind                JoinKind
@@ -40,10 +41,12 @@ type LeftBuildHashJoin struct {
 	keyTypes            []arrow.DataType
 	residual            Expr
 	builds              sharedBuilds[*leftBuild]
+	fallback            *HashJoin
 }
 
-// leftBuildConsumer reserves the left rows and hash table of a LeftBuildHashJoin.
-var leftBuildConsumer = mempool.Consumer{Name: "hash join (build=left)"}
+// leftBuildConsumer reserves the left rows and hash table of a LeftBuildHashJoin. It counts as
+// spillable: refused, the join moves to the right-build join, which spills.
+var leftBuildConsumer = mempool.Consumer{Name: "hash join (build=left)", Spillable: true}
 
 // NewLeftBuildHashJoin returns a semi, anti or null-aware anti join of left and right on
 // leftKeys[i] = rightKeys[i] and residual (nil for none) that builds its hash table on left.
@@ -58,9 +61,14 @@ func NewLeftBuildHashJoin(left, right Operator, kind JoinKind, leftKeys, rightKe
 	if err != nil {
 		return nil, err
 	}
+	fallback, err := NewHashJoin(left, right, kind, leftKeys, rightKeys, residual)
+	if err != nil {
+		return nil, err
+	}
 	return &LeftBuildHashJoin{
 		left: left, right: right, kind: kind,
 		leftKeys: leftKeys, rightKeys: rightKeys, keyTypes: keyTypes, residual: residual,
+		fallback: fallback.(*HashJoin),
 	}, nil
 }
 
@@ -81,12 +89,13 @@ func (j *LeftBuildHashJoin) String() string {
 }
 
 // leftBuild is the left side of one execution, all partitions in one batch, with the decision of
-// the join for each of its rows.
+// the join for each of its rows; or, with fallback, the note that it did not fit.
 type leftBuild struct {
-	batch   arrow.RecordBatch
-	offsets []int64 // partition p's rows are [offsets[p], offsets[p+1])
-	keep    []bool
-	res     *mempool.Reservation
+	batch    arrow.RecordBatch
+	offsets  []int64 // partition p's rows are [offsets[p], offsets[p+1])
+	keep     []bool
+	res      *mempool.Reservation
+	fallback bool
 }
 
 func (b *leftBuild) release() {
@@ -96,7 +105,9 @@ func (b *leftBuild) release() {
 	if b.batch != nil {
 		b.batch.Release()
 	}
-	b.res.Free()
+	if b.res != nil {
+		b.res.Free()
+	}
 }
 
 func (j *LeftBuildHashJoin) Execute(ctx context.Context, partition int, tc *TaskContext) (array.RecordReader, error) {
@@ -108,6 +119,10 @@ func (j *LeftBuildHashJoin) Execute(ctx context.Context, partition int, tc *Task
 	})
 	if err != nil {
 		return nil, err
+	}
+	if build.fallback {
+		release()
+		return j.fallback.Execute(ctx, partition, tc)
 	}
 	row, end := build.offsets[partition], build.offsets[partition+1]
 	pull := func() (arrow.RecordBatch, error) {
@@ -126,12 +141,15 @@ func (j *LeftBuildHashJoin) Execute(ctx context.Context, partition int, tc *Task
 }
 
 // buildAndProbe materializes and hashes the left side, streams the right side through it and
-// decides every left row.
+// decides every left row; when the left side's memory is refused it returns a fallback build.
 func (j *LeftBuildHashJoin) buildAndProbe(ctx context.Context, tc *TaskContext) (*leftBuild, error) {
 	b := &leftBuild{res: tc.Reserve(leftBuildConsumer)}
 	parts, err := j.collectLeft(ctx, tc, b.res)
 	if err != nil {
 		b.res.Free()
+		if isExhausted(err) {
+			return &leftBuild{fallback: true}, nil
+		}
 		return nil, err
 	}
 	var all []arrow.RecordBatch

@@ -117,25 +117,40 @@ func partitionRows(t *testing.T, op Operator, tc *TaskContext) [][]string {
 	return out
 }
 
-// TestLeftBuildHashJoinMemoryTooSmall: a left side that does not fit fails the query with
-// ResourceExhausted and leaves no memory, reservation or spill file behind.
-func TestLeftBuildHashJoinMemoryTooSmall(t *testing.T) {
+// TestLeftBuildHashJoinFallsBack: a left side that does not fit in the query's memory makes the
+// join fall back to the right-build join (which spills when its right side does not fit
+// either): same rows as without a limit, and no memory, reservation or spill file left behind.
+// With memory too small for any join it fails with ResourceExhausted, cleanly.
+func TestLeftBuildHashJoinFallsBack(t *testing.T) {
 	col := func(n string) Expr { return aggCol(spillTestSchema, n) }
 	left := spillTestSource(t, 1500, 3, 10, 1)
-	right := spillTestSource(t, 300, 2, 10, 2)
-	for _, kind := range []JoinKind{SemiJoin, NullAwareAntiJoin} {
-		t.Run(kind.String(), func(t *testing.T) {
-			op, err := NewLeftBuildHashJoin(left, right, kind, []Expr{col("k")}, []Expr{col("k")}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tc, pool := limitedContext(t, 16, 4<<10)
-			_, err = runRows(context.Background(), op, tc)
-			wantExhausted(t, err)
-			if pool.Stats().Refusals == 0 {
-				t.Fatal("the left side fit")
-			}
-		})
+	for _, kind := range []JoinKind{SemiJoin, AntiJoin, NullAwareAntiJoin} {
+		for _, rightRows := range []int{100, 1200} {
+			t.Run(fmt.Sprintf("%s/right=%d", kind, rightRows), func(t *testing.T) {
+				right := spillTestSource(t, rightRows, 2, 10, 2)
+				op, err := NewLeftBuildHashJoin(left, right, kind, []Expr{col("s")}, []Expr{col("s")}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				free, _ := limitedContext(t, 16, 0)
+				want, err := runRows(context.Background(), op, free)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tc, pool := limitedContext(t, 16, 48<<10)
+				got, err := runRows(context.Background(), op, tc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameRowSet(t, got, want)
+				if pool.Stats().Refusals == 0 {
+					t.Fatal("the left side fit")
+				}
+				tiny, _ := limitedContext(t, 16, 2<<10)
+				_, err = runRows(context.Background(), op, tiny)
+				wantExhausted(t, err)
+			})
+		}
 	}
 }
 

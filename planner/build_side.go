@@ -10,9 +10,9 @@ import "context"
 // at most leftBuildRatio times the right side's rows. Estimates only pick the operator; both
 // give the same rows in the same order.
 //
-// The left-build join cannot spill: a left side larger than the query's memory fails it with
-// ResourceExhausted, where the right-build join would have spilled its right side. The margin
-// keeps the choice to sides that are clearly the smaller.
+// A left side that turns out not to fit in the query's memory makes the left-build join fall
+// back to the right-build one (executing the left side again); the margin keeps the choice to
+// sides that are clearly the smaller, so that a wrong guess is rare.
 
 // leftBuildRatio is how much smaller than the right side the left side must be estimated.
 const leftBuildRatio = 0.5
