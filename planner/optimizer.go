@@ -18,7 +18,9 @@ func DefaultRules() []Rule {
 const maxPasses = 16
 
 // Optimize orders join clusters (ReorderJoins, once), rewrites p with DefaultRules and
-// PushSemiJoins (which reads table statistics) to a fixpoint, then prunes unused columns.
+// PushSemiJoins (which reads table statistics) to a fixpoint, orders the clusters that
+// decorrelation joined a grouped aggregate to (and runs the rules again when it changed any),
+// then prunes unused columns.
 // Subquery plans inside expressions are optimized the same way.
 func Optimize(p Plan) Plan {
 	out, _ := OptimizeContext(context.Background(), p)
@@ -35,6 +37,12 @@ func OptimizeContext(ctx context.Context, p Plan) (Plan, error) {
 	p, err := optimizeWith(ctx, p, append(DefaultRules(), PushSemiJoins{Ctx: ctx}))
 	if err != nil {
 		return nil, err
+	}
+	// The joins Decorrelate added to clusters are ordered with them now.
+	if q, changed := (ReorderJoins{Ctx: ctx, decorrelated: true}).Rewrite(p); changed {
+		if p, err = optimizeWith(ctx, q, append(DefaultRules(), PushSemiJoins{Ctx: ctx})); err != nil {
+			return nil, err
+		}
 	}
 	p = pruneColumns(p)
 	p = mapSubqueryPlans(p, func(sub Plan) Plan {

@@ -1,6 +1,9 @@
 package planner
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // ReorderJoins rewrites a cluster of relations joined by inner and cross joins (FROM a, b, c
 // WHERE …, or chains of JOIN … ON) into the join order its cost model estimates cheapest (see
@@ -22,6 +25,10 @@ import "context"
 type ReorderJoins struct {
 	// Ctx bounds the reading of table statistics; nil means context.Background().
 	Ctx context.Context
+	// decorrelated limits the rewrite to the clusters that a decorrelated scalar subquery joined
+	// (a relation that is a grouped Aggregate, under projections): OptimizeContext runs it once
+	// more after Decorrelate, which adds those joins after the first ordering.
+	decorrelated bool
 }
 
 func (ReorderJoins) Name() string { return "reorder_joins" }
@@ -34,6 +41,9 @@ func (r ReorderJoins) Rewrite(p Plan) (Plan, bool) {
 		var rels []Plan
 		var conds []Expr
 		if collectJoinCluster(p, &rels, &conds) {
+			if r.decorrelated && !slices.ContainsFunc(rels, isGroupedAggregate) {
+				return visitKept(p)
+			}
 			if len(rels) == 2 && !pairNeedsReorder(est, rels, conds) {
 				return visitKept(p)
 			}
@@ -70,6 +80,20 @@ func (r ReorderJoins) Rewrite(p Plan) (Plan, bool) {
 	}
 	out := visit(p)
 	return out, changed
+}
+
+// isGroupedAggregate reports whether p is an Aggregate with GROUP BY keys, under projections.
+func isGroupedAggregate(p Plan) bool {
+	for {
+		switch n := p.(type) {
+		case *Project:
+			p = n.Input
+		case *Aggregate:
+			return len(n.GroupBy) > 0
+		default:
+			return false
+		}
+	}
 }
 
 // isClusterNode reports whether collectJoinCluster takes p as part of a cluster (rather than as

@@ -38,6 +38,12 @@ func TestTPCHJoinOrders(t *testing.T) {
 		"q08": "(((lineitem ⋈ (orders ⋈ (customer ⋈ (n1 ⋈ region)))) ⋈ part) ⋈ (supplier ⋈ n2))",
 		// lineitem meets partsupp on its composite key (one row each), after the filtered part.
 		"q09": "(orders ⋈ (lineitem ⋈ ((partsupp ⋈ part) ⋈ (supplier ⋈ nation))))",
+		// The decorrelated AVG subquery (lineitem grouped by part, 200 k groups) is joined with
+		// the lines of the few wanted parts, which are hashed.
+		"q17": "(lineitem ⋈ (lineitem ⋈ part))",
+		// The decorrelated SUM subquery (a year of lineitem grouped by part and supplier) meets
+		// the partsupp rows of forest parts, which are hashed.
+		"q20": "((supplier ⋈ nation) ⋉ (lineitem ⋈ (partsupp ⋉ part)))",
 		// The IN subquery, a semi join, filters orders before they meet lineitem.
 		"q18": "(lineitem ⋈ ((orders ⋉ lineitem) ⋈ customer))",
 		// The EXISTS and NOT EXISTS subqueries become a semi and an anti join, above the
