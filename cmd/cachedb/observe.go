@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cachedb/cachedb/catalog/iceberg/storage"
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/internal/httpserve"
 	"github.com/cachedb/cachedb/internal/metrics"
@@ -35,6 +36,7 @@ const starting = "starting"
 // exists even without the port: the gRPC health service on the Flight port follows it too.
 func (o observeFlags) start(ctx context.Context) (ready *httpserve.Readiness, stop func(), err error) {
 	metrics.SetBuildInfo(version, buildCommit())
+	observeStorage()
 	ready = httpserve.NewReadiness()
 	ready.Require(starting)
 	stopReady := context.AfterFunc(ctx, ready.Stop)
@@ -59,6 +61,10 @@ func (o observeFlags) start(ctx context.Context) (ready *httpserve.Readiness, st
 		}
 	}, nil
 }
+
+// observeStorage makes the process's object-store reads the source of the
+// cachedb_object_store_* counters.
+func observeStorage() { metrics.SetObjectStoreSource(storage.ProcessTotals) }
 
 // observeCluster makes the head's membership and dataset registry the sources of the
 // cachedb_nodes and cachedb_dataset_bytes gauges.

@@ -7,6 +7,7 @@ package metrics
 import (
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -93,6 +94,15 @@ var (
 		Help: "Always 1; the labels name the build: version, commit and Go version.",
 	}, []string{"version", "commit", "goversion"})
 
+	objectStoreBytes = prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "cachedb_object_store_read_bytes_total",
+		Help: "Bytes this process read from object storage and table files (Parquet data and Iceberg metadata).",
+	}, func() float64 { b, _ := objectStoreTotals(); return float64(b) })
+	objectStoreRequests = prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "cachedb_object_store_requests_total",
+		Help: "Requests this process made to object storage (opens, stats and ranged GETs).",
+	}, func() float64 { _, r := objectStoreTotals(); return float64(r) })
+
 	// nodes and datasets are read from their sources at each scrape (SetNodeSource,
 	// SetDatasetSource).
 	nodes    = newSourced("cachedb_nodes", "Data nodes registered with the head, by membership state.", "state")
@@ -104,9 +114,23 @@ func init() {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		statements, statementSeconds, servedRows, servedBytes, shuffleBytes,
-		nodeEvents, datasetLoads, buildInfo, nodes, datasets,
+		nodeEvents, datasetLoads, buildInfo, nodes, datasets, objectStoreBytes, objectStoreRequests,
 	)
 }
+
+// objectStoreSource reads the object-store totals (SetObjectStoreSource).
+var objectStoreSource atomic.Pointer[func() (bytes, requests int64)]
+
+func objectStoreTotals() (int64, int64) {
+	if f := objectStoreSource.Load(); f != nil {
+		return (*f)()
+	}
+	return 0, 0
+}
+
+// SetObjectStoreSource makes the cachedb_object_store_* counters read f at each scrape: the
+// bytes and requests the process's reads of object storage have cost so far.
+func SetObjectStoreSource(f func() (bytes, requests int64)) { objectStoreSource.Store(&f) }
 
 // SetBuildInfo sets cachedb_build_info's labels; call it once at start.
 func SetBuildInfo(version, commit string) {

@@ -19,6 +19,25 @@ type Counter struct {
 	Requests atomic.Int64
 }
 
+// processBytes and processRequests sum every Counter of the process (ProcessTotals).
+var processBytes, processRequests atomic.Int64
+
+// ProcessTotals returns the bytes and requests every read through a Counting IO of this process
+// has cost so far: what the object store served it (the cachedb_object_store_* metrics).
+func ProcessTotals() (bytes, requests int64) {
+	return processBytes.Load(), processRequests.Load()
+}
+
+func (c *Counter) addBytes(n int64) {
+	c.Bytes.Add(n)
+	processBytes.Add(n)
+}
+
+func (c *Counter) addRequest() {
+	c.Requests.Add(1)
+	processRequests.Add(1)
+}
+
 // String renders the counts for EXPLAIN ANALYZE.
 func (c *Counter) String() string {
 	return fmt.Sprintf("bytes_fetched=%d requests=%d", c.Bytes.Load(), c.Requests.Load())
@@ -68,7 +87,7 @@ var (
 )
 
 func (x *countingIO) Open(name string) (iceio.File, error) {
-	x.c.Requests.Add(1)
+	x.c.addRequest()
 	f, err := x.inner.Open(name)
 	if err != nil {
 		return nil, err
@@ -83,7 +102,7 @@ func (x *countingIO) Remove(name string) error { return x.inner.Remove(name) }
 
 func (x *countingIO) Stat(name string) (fs.FileInfo, error) {
 	if s, ok := x.inner.(iceio.StatIO); ok {
-		x.c.Requests.Add(1)
+		x.c.addRequest()
 		return s.Stat(name)
 	}
 	f, err := x.Open(name)
@@ -105,12 +124,12 @@ func (x *countingIO) readFile(name string) ([]byte, error) {
 		err  error
 	)
 	if o, ok := x.inner.(readFileObserved); ok {
-		data, err = o.readFile(name, func() { x.c.Requests.Add(1) })
+		data, err = o.readFile(name, func() { x.c.addRequest() })
 	} else {
-		x.c.Requests.Add(1)
+		x.c.addRequest()
 		data, err = x.inner.(iceio.ReadFileIO).ReadFile(name)
 	}
-	x.c.Bytes.Add(int64(len(data)))
+	x.c.addBytes(int64(len(data)))
 	return data, err
 }
 
@@ -141,13 +160,13 @@ type countingFile struct {
 
 func (f *countingFile) Read(p []byte) (int, error) {
 	n, err := f.File.Read(p)
-	f.c.Bytes.Add(int64(n))
+	f.c.addBytes(int64(n))
 	return n, err
 }
 
 func (f *countingFile) ReadAt(p []byte, off int64) (int, error) {
 	n, err := f.File.ReadAt(p, off)
-	f.c.Bytes.Add(int64(n))
+	f.c.addBytes(int64(n))
 	return n, err
 }
 

@@ -60,7 +60,7 @@ func (f *File) observe(c *Counter) {
 func (f *File) requestIssued() {
 	f.obsMu.Lock()
 	for _, c := range f.observers {
-		c.Requests.Add(1)
+		c.addRequest()
 	}
 	f.obsMu.Unlock()
 }
