@@ -18,6 +18,8 @@ type statementRecord struct {
 	mu     sync.Mutex
 	failed error
 	ended  bool
+	// first is set once the first batch was sent.
+	first bool
 }
 
 func startStatement(kind string) *statementRecord {
@@ -32,8 +34,16 @@ func endStatement(kind string, start time.Time, err *error) {
 
 // sent counts a batch of rows and bytes (recordBytes) handed to the client's stream.
 func (r *statementRecord) sent(rows, bytes int64) {
-	if r != nil {
-		metrics.Served(r.kind, rows, bytes)
+	if r == nil {
+		return
+	}
+	metrics.Served(r.kind, rows, bytes)
+	r.mu.Lock()
+	first := !r.first
+	r.first = true
+	r.mu.Unlock()
+	if first {
+		metrics.FirstBatch(r.kind, r.start)
 	}
 }
 

@@ -233,6 +233,9 @@ func TestClusterMetrics(t *testing.T) {
 	if d := delta("cachedb_statements_total", map[string]string{"kind": "update", "outcome": "ok"}); d != 1 {
 		t.Errorf("cachedb_statements_total{kind=update} moved by %v, want 1 (the CREATE TABLE ... AS SELECT)", d)
 	}
+	if d := delta("cachedb_first_batch_seconds", map[string]string{"kind": "training"}); d < 1 {
+		t.Errorf("cachedb_first_batch_seconds{kind=training} has %v more observations, want the training read's", d)
+	}
 	// Making the dataset read its Parquet files: the object-store counters moved.
 	if d := delta("cachedb_object_store_read_bytes_total", nil); d <= 0 {
 		t.Errorf("cachedb_object_store_read_bytes_total moved by %v while a dataset was read from Parquet", d)

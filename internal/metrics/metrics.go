@@ -69,6 +69,12 @@ var (
 		// 1 ms to about 17 minutes.
 		Buckets: prometheus.ExponentialBuckets(0.001, 4, 11),
 	}, []string{"kind"})
+	firstBatchSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "cachedb_first_batch_seconds",
+		Help: "Time from the call that runs a statement or a read to its first batch sent, by kind (training: a training reader's time to its first batch).",
+		// 1 ms to about 17 minutes.
+		Buckets: prometheus.ExponentialBuckets(0.001, 4, 11),
+	}, []string{"kind"})
 	servedRows = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "cachedb_served_rows_total",
 		Help: "Rows sent to Flight clients in results, by statement kind (training: training reads).",
@@ -113,7 +119,7 @@ func init() {
 	Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		statements, statementSeconds, servedRows, servedBytes, shuffleBytes,
+		statements, statementSeconds, firstBatchSeconds, servedRows, servedBytes, shuffleBytes,
 		nodeEvents, datasetLoads, buildInfo, nodes, datasets, objectStoreBytes, objectStoreRequests,
 	)
 }
@@ -148,6 +154,11 @@ func StatementDone(kind, outcome string, start time.Time) {
 func Served(kind string, rows, bytes int64) {
 	servedRows.WithLabelValues(kind).Add(float64(rows))
 	servedBytes.WithLabelValues(kind).Add(float64(bytes))
+}
+
+// FirstBatch observes the time from start to the first batch a statement of kind sent.
+func FirstBatch(kind string, start time.Time) {
+	firstBatchSeconds.WithLabelValues(kind).Observe(time.Since(start).Seconds())
 }
 
 // ShuffleFetched counts bytes of shuffle buckets fetched from a data node.
