@@ -198,23 +198,45 @@ func (s *hashAggregateStream) finishFlush() error {
 	}
 	s.groups.release()
 	s.accs = nil
-	for p, w := range s.flush.writers {
+	return finishParts(&s.flush.writers, &s.flush.runs)
+}
+
+// finishParts closes the partition files being written (writers) into runs to read back.
+func finishParts(writers *[aggSpillParts]*spillWriter, runs *[]*spillRun) error {
+	for p, w := range writers {
 		if w == nil {
 			continue
 		}
-		s.flush.writers[p] = nil
+		writers[p] = nil
 		run, err := w.finish()
 		if err != nil {
 			return err
 		}
-		s.flush.runs = append(s.flush.runs, run)
+		*runs = append(*runs, run)
 	}
 	return nil
+}
+
+// abortParts abandons the partition files being written and removes every file of files.
+func abortParts(writers *[aggSpillParts]*spillWriter, files *spillFiles) {
+	for p, w := range writers {
+		if w != nil {
+			w.abort()
+			writers[p] = nil
+		}
+	}
+	files.removeAll()
 }
 
 // nextFlushed returns the next batch of the merged state files, one file after the other; nil
 // at the end.
 func (s *hashAggregateStream) nextFlushed() (arrow.RecordBatch, error) {
+	return s.nextOfRuns(&s.flush.runs, s.flush.merger)
+}
+
+// nextOfRuns returns the next batch of op aggregating the files of runs, one after the other, a
+// level below this stream; nil at the end.
+func (s *hashAggregateStream) nextOfRuns(runs *[]*spillRun, op *HashAggregate) (arrow.RecordBatch, error) {
 	for {
 		if s.sub != nil {
 			if s.sub.Next() {
@@ -229,17 +251,17 @@ func (s *hashAggregateStream) nextFlushed() (arrow.RecordBatch, error) {
 				return nil, err
 			}
 		}
-		if len(s.flush.runs) == 0 {
+		if len(*runs) == 0 {
 			return nil, nil
 		}
-		run := s.flush.runs[0]
-		s.flush.runs = s.flush.runs[1:]
+		run := (*runs)[0]
+		*runs = (*runs)[1:]
 		rdr, err := run.open(s.tc.Alloc)
 		if err != nil {
 			return nil, err
 		}
 		input := stream.Pull(s.ctx, run.schema, rdr.next, rdr.close)
-		s.sub = newHashAggregateLevel(s.ctx, s.flush.merger, input, s.tc, s.level+1)
+		s.sub = newHashAggregateLevel(s.ctx, op, input, s.tc, s.level+1)
 	}
 }
 
@@ -248,13 +270,7 @@ func (s *hashAggregateStream) releaseFlush() {
 	if s.flush == nil {
 		return
 	}
-	for p, w := range s.flush.writers {
-		if w != nil {
-			w.abort()
-			s.flush.writers[p] = nil
-		}
-	}
-	s.flush.files.removeAll()
+	abortParts(&s.flush.writers, s.flush.files)
 	s.flush.runs = nil
 }
 
@@ -356,49 +372,13 @@ func (s *hashAggregateStream) foldSpilling(batch arrow.RecordBatch) error {
 
 // finishSpill closes the partition files.
 func (s *hashAggregateStream) finishSpill() error {
-	for p, w := range s.spill.writers {
-		if w == nil {
-			continue
-		}
-		s.spill.writers[p] = nil
-		run, err := w.finish()
-		if err != nil {
-			return err
-		}
-		s.spill.runs = append(s.spill.runs, run)
-	}
-	return nil
+	return finishParts(&s.spill.writers, &s.spill.runs)
 }
 
 // nextSpilled returns the next batch of the spilled partitions' groups, aggregating one
 // partition after the other; nil at the end.
 func (s *hashAggregateStream) nextSpilled() (arrow.RecordBatch, error) {
-	for {
-		if s.sub != nil {
-			if s.sub.Next() {
-				b := s.sub.RecordBatch()
-				b.Retain()
-				return b, nil
-			}
-			err := s.sub.Err()
-			s.sub.Release()
-			s.sub = nil
-			if err != nil {
-				return nil, err
-			}
-		}
-		if len(s.spill.runs) == 0 {
-			return nil, nil
-		}
-		run := s.spill.runs[0]
-		s.spill.runs = s.spill.runs[1:]
-		rdr, err := run.open(s.tc.Alloc)
-		if err != nil {
-			return nil, err
-		}
-		input := stream.Pull(s.ctx, s.op.input.Schema(), rdr.next, rdr.close)
-		s.sub = newHashAggregateLevel(s.ctx, s.op, input, s.tc, s.level+1)
-	}
+	return s.nextOfRuns(&s.spill.runs, s.op)
 }
 
 // releaseSpill closes the partition files and removes them.
@@ -410,12 +390,6 @@ func (s *hashAggregateStream) releaseSpill() {
 	if s.spill == nil {
 		return
 	}
-	for p, w := range s.spill.writers {
-		if w != nil {
-			w.abort()
-			s.spill.writers[p] = nil
-		}
-	}
-	s.spill.files.removeAll()
+	abortParts(&s.spill.writers, s.spill.files)
 	s.spill.runs = nil
 }
