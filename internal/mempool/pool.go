@@ -108,17 +108,6 @@ func (p *Pool) reserve(c Consumer, g *Group) *Reservation {
 	return &Reservation{pool: p, group: g, consumer: c}
 }
 
-// Available is what the pool could still grant an unspillable consumer (0 when full; the
-// largest int64 when the pool has no limit).
-func (p *Pool) Available() int64 {
-	if p.limit == 0 {
-		return 1<<63 - 1
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return max(p.limit-p.reserved, 0)
-}
-
 // Stats is a snapshot of a pool.
 type Stats struct {
 	Limit, Reserved, Peak int64
