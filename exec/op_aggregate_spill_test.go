@@ -97,20 +97,7 @@ func TestHashAggregateSpills(t *testing.T) {
 					}
 					src := spillTestSource(t, 1000, parts, 10, seed)
 					op := spillAggPlan(t, src, keys, plan)
-					free, _ := limitedContext(t, 16, 0)
-					want, err := runRows(context.Background(), op, free)
-					if err != nil {
-						t.Fatal(err)
-					}
-					tc, pool := limitedContext(t, 16, limit)
-					got, err := runRows(context.Background(), op, tc)
-					if err != nil {
-						t.Fatal(err)
-					}
-					sameRowSet(t, got, want)
-					if pool.Stats().Refusals == 0 {
-						t.Fatal("the groups fit: nothing spilled")
-					}
+					wantSameRowsUnderLimit(t, op, 16, limit, "the groups fit")
 				})
 			}
 		}

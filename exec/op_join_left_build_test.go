@@ -132,20 +132,7 @@ func TestLeftBuildHashJoinFallsBack(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				free, _ := limitedContext(t, 16, 0)
-				want, err := runRows(context.Background(), op, free)
-				if err != nil {
-					t.Fatal(err)
-				}
-				tc, pool := limitedContext(t, 16, 48<<10)
-				got, err := runRows(context.Background(), op, tc)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sameRowSet(t, got, want)
-				if pool.Stats().Refusals == 0 {
-					t.Fatal("the left side fit")
-				}
+				wantSameRowsUnderLimit(t, op, 16, 48<<10, "the left side fit")
 				tiny, _ := limitedContext(t, 16, 2<<10)
 				_, err = runRows(context.Background(), op, tiny)
 				wantExhausted(t, err)

@@ -37,20 +37,7 @@ func TestHashJoinSpills(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					free, _ := limitedContext(t, 16, 0)
-					want, err := runRows(context.Background(), op, free)
-					if err != nil {
-						t.Fatal(err)
-					}
-					tc, pool := limitedContext(t, 16, 32<<10)
-					got, err := runRows(context.Background(), op, tc)
-					if err != nil {
-						t.Fatal(err)
-					}
-					sameRowSet(t, got, want)
-					if pool.Stats().Refusals == 0 {
-						t.Fatal("the build side fit: nothing spilled")
-					}
+					wantSameRowsUnderLimit(t, op, 16, 32<<10, "the build side fit")
 				})
 			}
 		}
@@ -69,20 +56,7 @@ func TestPartitionedHashJoinSpills(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			free, _ := limitedContext(t, 16, 0)
-			want, err := runRows(context.Background(), op, free)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tc, pool := limitedContext(t, 16, 48<<10)
-			got, err := runRows(context.Background(), op, tc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameRowSet(t, got, want)
-			if pool.Stats().Refusals == 0 {
-				t.Fatal("the build side fit: nothing spilled")
-			}
+			wantSameRowsUnderLimit(t, op, 16, 48<<10, "the build side fit")
 		})
 	}
 }

@@ -169,3 +169,24 @@ func sameRowSet(t *testing.T, got, want []string) {
 		t.Fatalf("%d rows, want %d; %d differ, e.g.:\n%s", len(got), len(want), len(diffs), strings.Join(diffs[:min(len(diffs), 6)], "\n"))
 	}
 }
+
+// wantSameRowsUnderLimit runs op without a memory limit and under limit bytes (batches of
+// batch rows) and checks that both give the same rows and that the limit refused a reservation
+// (what held the memory spilled: fits says what fitting would mean).
+func wantSameRowsUnderLimit(t *testing.T, op Operator, batch int, limit int64, fits string) {
+	t.Helper()
+	free, _ := limitedContext(t, batch, 0)
+	want, err := runRows(context.Background(), op, free)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, pool := limitedContext(t, batch, limit)
+	got, err := runRows(context.Background(), op, tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRowSet(t, got, want)
+	if pool.Stats().Refusals == 0 {
+		t.Fatal(fits + ": nothing spilled")
+	}
+}
