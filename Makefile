@@ -47,6 +47,7 @@ help:
 	@echo "make bench-training training epochs into torch tensors vs raw Flight and vs re-reading Parquet"
 	@echo "make bench-memory   epochs from the disk tier vs memory vs Parquet; spilling vs in-memory queries"
 	@echo "make bench-small-batches  small batches from DataLoader workers vs in process"
+	@echo "make bench-gpu-wait       a training step's wait for data on a CUDA device"
 	@echo "make bench-shuffle-quality  the training shuffle against a uniform one at 10^4, 10^6, 10^8 rows"
 	@echo "make bench-ingest   bulk ingest (ADBC, pandas to_sql, polars write_database) vs reading the rows back"
 	@echo "make bench-membership [MINUTES=10]  a busy, throttled, stopped and killed data node: what moves"
@@ -167,6 +168,13 @@ bench-shuffle-quality:
 .PHONY: bench-small-batches
 bench-small-batches: build
 	$(PYTHON) bench/training/small_batches.py
+
+# How long a training step on a CUDA device waits for its batch, from cachedb (in process and
+# with DataLoader workers) and from memory; writes bench/results/gpu_wait.json. Needs a GPU and
+# torch with CUDA; about 2 minutes. Not part of `make bench`.
+.PHONY: bench-gpu-wait
+bench-gpu-wait: build
+	$(PYTHON) bench/training/gpu_wait.py
 
 # Membership on a busy machine: a head and three worker processes idle under saturating load,
 # a throttled, a stopped and a killed node; writes bench/results/membership.json. MINUTES sets
