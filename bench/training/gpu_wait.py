@@ -193,7 +193,6 @@ def run_batch_size(addr: str, device: torch.device, batch: int, args, table: dic
         return (perm[i:i + batch] for i in range(0, rows, batch))
 
     measure("gpu-resident", resident, lambda idx: (x_all[idx], y_all[idx]))
-    del x_all, y_all
 
     # b. host-pinned: the table in pinned host memory, each batch gathered by a random
     # permutation into a pinned buffer and copied without blocking (the buffer is reused only
@@ -216,7 +215,6 @@ def run_batch_size(addr: str, device: torch.device, batch: int, args, table: dic
         return x_buf[:n].to(device, non_blocking=True), y_buf[:n].to(device, non_blocking=True)
 
     measure("host-pinned", host_pinned, gather)
-    del x_host, y_host
 
     # c. torch-dataloader
     tds = torch.utils.data.TensorDataset(torch.stack([table[f] for f in FEATURES], dim=1).float(), table["label"].float())
