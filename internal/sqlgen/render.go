@@ -13,7 +13,7 @@ import (
 func Render(rdr array.RecordReader) ([]string, error) {
 	var rows []string
 	for rdr.Next() {
-		rec := rdr.Record()
+		rec := rdr.RecordBatch()
 		for i := 0; i < int(rec.NumRows()); i++ {
 			cells := make([]string, rec.NumCols())
 			for j := range cells {
