@@ -117,7 +117,8 @@ func (n *nodeService) DoAction(action *flight.Action, stream flight.FlightServic
 		err    error
 	)
 	if (action.Type == ActionMaterialize || action.Type == ActionDropPartitions) && n.cfg.Store != nil ||
-		action.Type == ActionCancelStage && n.cfg.Shuffles != nil || action.Type == ActionNodeMemory && n.cfg.Memory != nil {
+		(action.Type == ActionCancelStage || action.Type == ActionStageProfile) && n.cfg.Shuffles != nil ||
+		action.Type == ActionNodeMemory && n.cfg.Memory != nil {
 		if err := verifyAction(stream.Context(), n.cfg.Key, action, time.Now()); err != nil {
 			return rpcerr.ToStatus(err)
 		}
@@ -146,6 +147,22 @@ func (n *nodeService) DoAction(action *flight.Action, stream flight.FlightServic
 			} else {
 				n.cfg.Shuffles.CancelStage(req.Query, req.Expires)
 				result = struct{}{}
+			}
+		}
+	case action.Type == ActionStageProfile && n.cfg.Shuffles != nil:
+		var req StageProfileRequest
+		if err = decodeBody(action, &req, maxProfileBody); err == nil {
+			profiler, ok := n.cfg.Shuffles.(StageProfiler)
+			switch {
+			case req.Query == "" || len(req.Query) > 128:
+				err = errs.Invalidf("%s: the query id must be 1 to 128 bytes", action.Type)
+			case !ok:
+				err = errs.Unsupportedf("%s: this node keeps no measurements", action.Type)
+			default:
+				var text string
+				if text, err = profiler.StageProfile(req.Query); err == nil {
+					result = StageProfile{Plan: text}
+				}
 			}
 		}
 	default:
@@ -205,7 +222,8 @@ func (n *nodeService) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGet
 func (n *nodeService) ListActions(in *flight.Empty, stream flight.FlightService_ListActionsServer) error {
 	types := []*flight.ActionType{{Type: ActionNodeInfo, Description: "the node's identity: JSON {id, boot_id, started_at, version}"}}
 	if n.cfg.Shuffles != nil {
-		types = append(types, &flight.ActionType{Type: ActionCancelStage, Description: "stop a distributed execution on this node (cluster only)"})
+		types = append(types, &flight.ActionType{Type: ActionCancelStage, Description: "stop a distributed execution on this node (cluster only)"},
+			&flight.ActionType{Type: ActionStageProfile, Description: "the measurements of this node's part of an EXPLAIN ANALYZE (cluster only)"})
 	}
 	if n.cfg.Memory != nil {
 		types = append(types, &flight.ActionType{Type: ActionNodeMemory, Description: "what the node holds: memory pool, disk tier, dataset partitions (cluster only)"})

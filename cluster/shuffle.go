@@ -38,6 +38,9 @@ type Stage struct {
 	// Owners gives, for each distributed scan of the plan (by number), the index of the node
 	// that reads each of its tasks.
 	Owners [][]int `json:"owners,omitempty"`
+	// Analyze asks every process of the execution to measure each operator of its part (EXPLAIN
+	// ANALYZE) and keep the measurements for ActionStageProfile.
+	Analyze bool `json:"analyze,omitempty"`
 	// Expires is when the execution's tickets expire; their envelopes carry it.
 	Expires time.Time `json:"-"`
 }

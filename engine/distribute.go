@@ -72,6 +72,13 @@ func datasetsOnEveryNode(scans []*exec.Scan, nodes int) bool {
 // are not theirs). A node runtime runs the stages of the plan; operators are immutable, so one
 // plan serves every stage and shuffle producer of an execution in a process.
 func (e *Engine) PlanStage(ctx context.Context, sqlText string, nodes int) (exec.Operator, planner.Distribution, error) {
+	return e.PlanStageAnalyzed(ctx, sqlText, nodes, false)
+}
+
+// PlanStageAnalyzed is PlanStage with, when analyze, every operator measured for EXPLAIN
+// ANALYZE (exec.Instrument; exec.FormatAnalyzedPlan prints the measurements). The plan's
+// scans, shuffles and placements are the same either way.
+func (e *Engine) PlanStageAnalyzed(ctx context.Context, sqlText string, nodes int, analyze bool) (exec.Operator, planner.Distribution, error) {
 	if nodes < 1 {
 		return nil, planner.Distribution{}, nil
 	}
@@ -91,7 +98,7 @@ func (e *Engine) PlanStage(ctx context.Context, sqlText string, nodes int) (exec
 		// Data nodes plan the SQL text, and the head's views are not theirs.
 		return nil, planner.Distribution{}, nil
 	}
-	opts := e.physicalOptions(false)
+	opts := e.physicalOptions(analyze)
 	opts.Nodes = nodes
 	op, dist, err := planner.PlanDistributed(ctx, q, opts)
 	if err == nil {

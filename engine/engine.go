@@ -6,6 +6,7 @@ package engine
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -103,6 +104,19 @@ type Engine struct {
 	writeMu sync.Mutex
 	// datasets is the head's dataset registry (Config.Datasets; nil without a cluster).
 	datasets DatasetRegistry
+	// analyzer runs EXPLAIN ANALYZE over the data nodes (SetDistributedAnalyzer; nil: none).
+	analyzer atomic.Pointer[DistributedAnalyzer]
+}
+
+// DistributedAnalyzer runs query (SQL text, in the Session of ctx) over the data nodes with
+// every process measuring its operators, and returns the text of the analyzed distributed
+// plan; ok is false when the query does not run over data nodes (it is then analyzed here).
+type DistributedAnalyzer func(ctx context.Context, query string) (text string, ok bool, err error)
+
+// SetDistributedAnalyzer makes EXPLAIN ANALYZE run queries that divide among data nodes with
+// a, as they run for clients, instead of in this process alone.
+func (e *Engine) SetDistributedAnalyzer(a DistributedAnalyzer) {
+	e.analyzer.Store(&a)
 }
 
 // Result is the outcome of one statement. For a query, Reader streams the rows (the caller

@@ -517,6 +517,18 @@ func (e *Engine) explain(ctx context.Context, s *planner.Explain, params []scala
 		}
 	}
 	add("logical_plan", planner.Format(logical))
+	if s.Analyze && len(params) == 0 {
+		if a := e.analyzer.Load(); a != nil {
+			text, ok, err := (*a)(ctx, s.SQL)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				add("analyzed_plan", text)
+				return explainResult(e.cfg.Alloc, kinds, lines)
+			}
+		}
+	}
 	if s.Analyze {
 		rdr, err := e.run(ctx, op, params)
 		if err != nil {
@@ -536,9 +548,14 @@ func (e *Engine) explain(ctx context.Context, s *planner.Explain, params []scala
 			return nil, err
 		}
 	}
-	kb := array.NewStringBuilder(e.cfg.Alloc)
+	return explainResult(e.cfg.Alloc, kinds, lines)
+}
+
+// explainResult is the rows of an EXPLAIN: one per plan line, with its kind.
+func explainResult(alloc memory.Allocator, kinds, lines []string) (*Result, error) {
+	kb := array.NewStringBuilder(alloc)
 	defer kb.Release()
-	lb := array.NewStringBuilder(e.cfg.Alloc)
+	lb := array.NewStringBuilder(alloc)
 	defer lb.Release()
 	kb.AppendValues(kinds, nil)
 	lb.AppendValues(lines, nil)

@@ -133,26 +133,46 @@ func dataBytes(d arrow.ArrayData) int64 {
 	return n
 }
 
+// FormatAnalyzedPart renders one process's part of a distributed execution like
+// FormatAnalyzedPlan, except that an instrumented operator this process never ran (no output,
+// no time: it ran on another process of the execution) ends with "  (not run here)".
+func FormatAnalyzedPart(op Operator) string {
+	var b strings.Builder
+	writePlan(&b, op, 0, func(o Operator) string {
+		if a, ok := o.(*Analyzed); ok {
+			if m := a.Metrics(); m.Batches == 0 && m.Elapsed == 0 {
+				return "  (not run here)"
+			}
+		}
+		return analyzedMetrics(o)
+	})
+	return b.String()
+}
+
 // FormatAnalyzedPlan renders the tree like FormatPlan, appending to each instrumented node's
 // line "  rows=R batches=B bytes=N time=T" (and " spilled=S" when it wrote spill files).
 func FormatAnalyzedPlan(op Operator) string {
 	var b strings.Builder
-	writePlan(&b, op, 0, func(o Operator) string {
-		a, ok := o.(*Analyzed)
-		if !ok {
-			return ""
-		}
-		m := a.Metrics()
-		line := fmt.Sprintf("  rows=%d batches=%d bytes=%d time=%s", m.Rows, m.Batches, m.Bytes, m.Elapsed.Round(time.Microsecond))
-		if m.Spilled > 0 {
-			line += fmt.Sprintf(" spilled=%d", m.Spilled)
-		}
-		if scan, ok := a.Unwrap().(*Scan); ok {
-			if fetched := scan.Fetched(); fetched != "" {
-				line += " " + fetched
-			}
-		}
-		return line
-	})
+	writePlan(&b, op, 0, analyzedMetrics)
 	return b.String()
+}
+
+// analyzedMetrics is the end of an instrumented operator's line: its metrics ("" for an
+// operator that is not instrumented).
+func analyzedMetrics(o Operator) string {
+	a, ok := o.(*Analyzed)
+	if !ok {
+		return ""
+	}
+	m := a.Metrics()
+	line := fmt.Sprintf("  rows=%d batches=%d bytes=%d time=%s", m.Rows, m.Batches, m.Bytes, m.Elapsed.Round(time.Microsecond))
+	if m.Spilled > 0 {
+		line += fmt.Sprintf(" spilled=%d", m.Spilled)
+	}
+	if scan, ok := a.Unwrap().(*Scan); ok {
+		if fetched := scan.Fetched(); fetched != "" {
+			line += " " + fetched
+		}
+	}
+	return line
 }

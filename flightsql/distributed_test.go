@@ -2,7 +2,9 @@ package flightsql
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -221,4 +223,101 @@ func TestDistributedQueryWithADeadNode(t *testing.T) {
 	if !slices.Equal(after, before) {
 		t.Errorf("after the loss: %v, want %v", after, before)
 	}
+}
+
+// TestExplainAnalyzeRunsOverTheDataNodes: EXPLAIN ANALYZE on a head with data nodes runs the
+// query as it runs for a client and reports each process's part with its own measurements:
+// the scans' rows add up to the table's over the nodes, and the final stage returned what the
+// query answers, from the nodes or from the head.
+func TestExplainAnalyzeRunsOverTheDataNodes(t *testing.T) {
+	wh := demoWarehouse(t)
+	newEngineConfig := func() engine.Config {
+		return engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}
+	}
+	key := ticket.NewKeyring([]byte("cluster secret"), nil)
+	var nodes []string
+	for range 3 {
+		nodes = append(nodes, startDataNode(t, newEngineConfig(), key).addr)
+	}
+	headCfg := newEngineConfig()
+	headCfg.DataNodes = func() int { return len(nodes) }
+	head := startServer(t, headCfg, Options{TicketKey: key, DataNodes: func() []string { return nodes }})
+	conn := head.sessionConn(t)
+	_, counted := adbcQuery(t, conn, "SELECT count(*) FROM demo.rides")
+	tableRows, err := strconv.ParseInt(counted[0], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tt := range []struct {
+		query, where string
+		onNodes      bool
+	}{
+		{"SELECT city, count(*), sum(fare) FROM demo.rides GROUP BY city", "the final stage ran on the data nodes", true},
+		{"SELECT city, count(*) AS n FROM demo.rides GROUP BY city ORDER BY n DESC LIMIT 3", "the final stage ran on the head", false},
+	} {
+		t.Run(tt.query, func(t *testing.T) {
+			_, answer := adbcQuery(t, conn, tt.query)
+			_, rows := adbcQuery(t, conn, "EXPLAIN ANALYZE "+tt.query)
+			text := strings.Join(rows, "\n")
+			if !strings.Contains(text, "3 data nodes") || !strings.Contains(text, tt.where) {
+				t.Fatalf("EXPLAIN ANALYZE does not say it ran over 3 data nodes %s:\n%s", tt.where, text)
+			}
+			var scanned, final int64
+			section := ""
+			for _, line := range rows {
+				kind, plan, _ := strings.Cut(line, ",")
+				if kind != "analyzed_plan" {
+					continue
+				}
+				switch {
+				case strings.HasPrefix(plan, "head: final stage "):
+					section = "head"
+					final += metric(t, plan, "rows")
+				case strings.HasPrefix(plan, "data node "):
+					section = plan[:strings.Index(plan, ":")]
+					if strings.Contains(plan, "final stage ") {
+						final += metric(t, plan, "rows")
+					}
+				case strings.Contains(plan, "Scan: demo.rides") && !strings.Contains(plan, "(not run here)"):
+					if section == "head" || section == "" {
+						t.Errorf("the head scanned the table itself: %s", plan)
+					}
+					scanned += metric(t, plan, "rows")
+				}
+			}
+			for i, addr := range nodes {
+				if !strings.Contains(text, fmt.Sprintf("data node %d (%s)", i, addr)) {
+					t.Errorf("no part of data node %d (%s):\n%s", i, addr, text)
+				}
+			}
+			if scanned != tableRows {
+				t.Errorf("the nodes' scans read %d rows, the table has %d:\n%s", scanned, tableRows, text)
+			}
+			if final != int64(len(answer)) {
+				t.Errorf("the final stage returned %d rows, the query answers %d:\n%s", final, len(answer), text)
+			}
+			if strings.Contains(text, "head: final stage") == tt.onNodes {
+				t.Errorf("the head's final stage is reported %v, want %v:\n%s", !tt.onNodes, !tt.onNodes, text)
+			}
+		})
+	}
+}
+
+// metric reads "name=N" from an EXPLAIN ANALYZE line.
+func metric(t *testing.T, line, name string) int64 {
+	t.Helper()
+	at := strings.Index(line, " "+name+"=")
+	if at < 0 {
+		t.Fatalf("no %s= in %q", name, line)
+	}
+	v := line[at+len(name)+2:]
+	if end := strings.IndexByte(v, ' '); end >= 0 {
+		v = v[:end]
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		t.Fatalf("%s= in %q: %v", name, line, err)
+	}
+	return n
 }

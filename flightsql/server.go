@@ -209,6 +209,9 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 	s.prepared = newPreparedStore(opts.MaxPreparedStatements, opts.MaxPreparedPerClient, opts.PreparedStatementIdle, func() time.Time { return s.now() })
 	s.slots = newStatementSlots(opts.MaxConcurrentPerClient)
 	s.registerSQLInfo()
+	if opts.DataNodes != nil && opts.Node != nil {
+		eng.SetDistributedAnalyzer(s.analyzeDistributed)
+	}
 	serverOpts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(opts.MaxRecvBytes),
 		grpc.StatsHandler(&connTracker{ended: s.connectionEnded}),

@@ -288,30 +288,10 @@ func (s *Server) flightInfo(desc *flight.FlightDescriptor, schema *arrow.Schema,
 // final stage runs on the nodes each node that has a part gets an endpoint located there,
 // otherwise the one endpoint is this head, which gathers from the nodes what it needs.
 func (s *Server) dataNodeInfo(ctx context.Context, desc *flight.FlightDescriptor, schema *arrow.Schema, st cluster.Stage) (*flight.FlightInfo, error) {
-	if s.opts.DataNodes == nil {
-		return nil, nil
-	}
-	session := sessionOf(st)
-	nodes := s.opts.DataNodes()
-	plan, err := s.eng.Distribute(engine.WithSession(ctx, session), st.SQL, max(len(nodes), 1))
+	plan, st, err := s.placeStage(ctx, st)
 	if err != nil || plan == nil {
 		return nil, err
 	}
-	// Free scan tasks go to the first placeable nodes; nodes holding the query's data join them.
-	placeable := len(nodes)
-	if s.opts.ReachableNodes != nil {
-		if more := schedule.ScanHolders(placementScans(plan), nodes, s.opts.ReachableNodes()); len(more) > 0 {
-			nodes = append(slices.Clone(nodes), more...)
-			if plan, err = s.eng.Distribute(engine.WithSession(ctx, session), st.SQL, len(nodes)); err != nil || plan == nil {
-				return nil, err
-			}
-		}
-	}
-	owners, onNodes, err := schedule.PlaceScans(placementScans(plan), nodes, placeable)
-	if err != nil || !onNodes {
-		return nil, err
-	}
-	st.Query, st.Nodes, st.Owners = newQueryID(), nodes, owners
 	info := &flight.FlightInfo{
 		Schema:           flight.SerializeSchema(schema, s.opts.Alloc),
 		FlightDescriptor: desc,
@@ -333,15 +313,57 @@ func (s *Server) dataNodeInfo(ctx context.Context, desc *flight.FlightDescriptor
 	if !plan.OnNodes {
 		return info, addEndpoint(-1, "")
 	}
-	for i, addr := range nodes {
-		if plan.RootScan >= 0 && !slices.Contains(st.Owners[plan.RootScan], i) {
-			continue
-		}
-		if err := addEndpoint(i, addr); err != nil {
+	for _, i := range finalStageNodes(plan, st) {
+		if err := addEndpoint(i, st.Nodes[i]); err != nil {
 			return nil, err
 		}
 	}
 	return info, nil
+}
+
+// finalStageNodes are the data nodes, by index in st.Nodes, that run a share of the final
+// stage of plan when it runs on the nodes: those reading the root scan's tasks, or all.
+func finalStageNodes(plan *engine.DistributedPlan, st cluster.Stage) []int {
+	var out []int
+	for i := range st.Nodes {
+		if plan.RootScan >= 0 && !slices.Contains(st.Owners[plan.RootScan], i) {
+			continue
+		}
+		out = append(out, i)
+	}
+	return out
+}
+
+// placeStage plans st's query over the data nodes when there are some and the query reads
+// tables they can read (engine.Distribute), and places its scan tasks on them
+// (schedule.PlaceScans): it returns the plan and st naming its execution (Query, Nodes,
+// Owners), or a nil plan when the query must run here alone.
+func (s *Server) placeStage(ctx context.Context, st cluster.Stage) (*engine.DistributedPlan, cluster.Stage, error) {
+	if s.opts.DataNodes == nil {
+		return nil, st, nil
+	}
+	session := sessionOf(st)
+	nodes := s.opts.DataNodes()
+	plan, err := s.eng.Distribute(engine.WithSession(ctx, session), st.SQL, max(len(nodes), 1))
+	if err != nil || plan == nil {
+		return nil, st, err
+	}
+	// Free scan tasks go to the first placeable nodes; nodes holding the query's data join them.
+	placeable := len(nodes)
+	if s.opts.ReachableNodes != nil {
+		if more := schedule.ScanHolders(placementScans(plan), nodes, s.opts.ReachableNodes()); len(more) > 0 {
+			nodes = append(slices.Clone(nodes), more...)
+			if plan, err = s.eng.Distribute(engine.WithSession(ctx, session), st.SQL, len(nodes)); err != nil || plan == nil {
+				return nil, st, err
+			}
+		}
+	}
+	owners, onNodes, err := schedule.PlaceScans(placementScans(plan), nodes, placeable)
+	if err != nil || !onNodes {
+		return nil, st, err
+	}
+	st.Query, st.Nodes, st.Owners = newQueryID(), nodes, owners
+	return plan, st, nil
 }
 
 // newQueryID names one distributed execution.

@@ -177,6 +177,9 @@ func (rt *Runtime) stopProducer(out *exec.ShuffleOutput) bool {
 
 // findShuffle returns the shuffle numbered id in op's tree.
 func findShuffle(op exec.Operator, id int) *exec.Shuffle {
+	if a, ok := op.(*exec.Analyzed); ok {
+		op = a.Unwrap()
+	}
 	if s, ok := op.(*exec.Shuffle); ok && s.ID() == id {
 		return s
 	}

@@ -114,11 +114,11 @@ func (rt *Runtime) stagePlan(ctx context.Context, run *stageRun, st cluster.Stag
 	// The datasets are planned with the head's row counts: this node holds only some of their
 	// partitions, and the cost-based choices (so the numbering of the scans) must be the head's.
 	rt.eng.PinDatasetRows(st.Pins, st.DatasetRows)
-	op, dist, err := rt.eng.PlanStage(planCtx, st.SQL, len(st.Nodes))
+	op, dist, err := rt.eng.PlanStageAnalyzed(planCtx, st.SQL, len(st.Nodes), st.Analyze)
 	if err != nil {
 		return nil, planner.Distribution{}, err
 	}
-	run.op, run.dist, run.planned = op, dist, true
+	run.op, run.dist, run.planned, run.analyzed = op, dist, true, st.Analyze
 	return op, dist, nil
 }
 

@@ -52,13 +52,27 @@ type stageRegistry struct {
 	// minute when one is added.
 	canceled  map[string]time.Time
 	nextSweep time.Time
+	// profiles keeps the measurements of analyzed executions that ended here (EXPLAIN
+	// ANALYZE), for the head to collect, until their tickets expire; at most maxProfiles.
+	profiles map[string]keptProfile
 }
+
+// keptProfile is the analyzed plan of an ended execution, kept until expires.
+type keptProfile struct {
+	text    string
+	expires time.Time
+}
+
+// maxProfiles bounds the measurements kept of ended executions.
+const maxProfiles = 64
 
 // stageRun is one execution in this process.
 type stageRun struct {
 	query  string
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// expires is when the execution's tickets expire.
+	expires time.Time
 	// memory is the execution's memory group in this process, shared by its final stage and
 	// its shuffle producers here: bounded by the session's limit (cluster.Stage.MemoryLimit).
 	memory *mempool.Group
@@ -73,8 +87,21 @@ type stageRun struct {
 	// retry plans again.
 	planMu  sync.Mutex
 	planned bool
-	op      exec.Operator
-	dist    planner.Distribution
+	// analyzed: op measures each operator (cluster.Stage.Analyze).
+	analyzed bool
+	op       exec.Operator
+	dist     planner.Distribution
+}
+
+// profile returns the measurements of run's operators in this process so far, or "" when run
+// was not planned here with Stage.Analyze.
+func (run *stageRun) profile() string {
+	run.planMu.Lock()
+	defer run.planMu.Unlock()
+	if !run.planned || !run.analyzed {
+		return ""
+	}
+	return exec.FormatAnalyzedPart(run.op)
 }
 
 var (
@@ -105,7 +132,7 @@ func (r *stageRegistry) open(st cluster.Stage) (*stageRun, error) {
 			r.runs = map[string]*stageRun{}
 		}
 		ctx, cancel := context.WithCancelCause(r.base)
-		run = &stageRun{query: st.Query, ctx: ctx, cancel: cancel, memory: r.pool.Group("this query", st.MemoryLimit)}
+		run = &stageRun{query: st.Query, ctx: ctx, cancel: cancel, expires: st.Expires, memory: r.pool.Group("this query", st.MemoryLimit)}
 		run.stopExpiry = r.work.afterTime(r.clock, max(st.Expires.Sub(r.clock.Now()), 0), func() { cancel(errStageExpired) })
 		r.runs[st.Query] = run
 		// Counted while r is open (r.mu is held): the runtime's Close waits for it.
@@ -158,11 +185,13 @@ func (r *stageRegistry) closeLast(run *stageRun) {
 		delete(r.runs, run.query)
 	}
 	r.mu.Unlock()
+	r.keepProfile(run)
 	run.cancel(errStageDone)
 }
 
 // forget drops a run whose context ended.
 func (r *stageRegistry) forget(run *stageRun) {
+	r.keepProfile(run)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.runs[run.query] == run {
@@ -173,6 +202,67 @@ func (r *stageRegistry) forget(run *stageRun) {
 		run.stopIdle = nil
 	}
 	run.stopExpiry()
+}
+
+// keepProfile keeps the measurements of an analyzed run that ends, until its tickets expire,
+// dropping expired ones and, past maxProfiles, the one expiring first.
+func (r *stageRegistry) keepProfile(run *stageRun) {
+	text := run.profile()
+	if text == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.clock.Now()
+	if !run.expires.After(now) {
+		return
+	}
+	if r.profiles == nil {
+		r.profiles = map[string]keptProfile{}
+	}
+	for q, p := range r.profiles {
+		if !p.expires.After(now) {
+			delete(r.profiles, q)
+		}
+	}
+	for len(r.profiles) >= maxProfiles {
+		first := ""
+		for q, p := range r.profiles {
+			if first == "" || p.expires.Before(r.profiles[first].expires) {
+				first = q
+			}
+		}
+		delete(r.profiles, first)
+	}
+	r.profiles[run.query] = keptProfile{text: text, expires: run.expires}
+}
+
+// profile returns the measurements of query's execution in this process: of the running
+// execution, or of one that ended and is kept.
+func (r *stageRegistry) profile(query string) (string, bool) {
+	r.mu.Lock()
+	run := r.runs[query]
+	kept, ok := r.profiles[query]
+	r.mu.Unlock()
+	if run != nil {
+		if text := run.profile(); text != "" {
+			return text, true
+		}
+	}
+	if ok && kept.expires.After(r.clock.Now()) {
+		return kept.text, true
+	}
+	return "", false
+}
+
+// StageProfile implements cluster.StageProfiler: the analyzed plan of this process's part of
+// the execution query (cluster.Stage.Analyze), with each operator's rows, bytes and time here.
+func (rt *Runtime) StageProfile(query string) (string, error) {
+	text, ok := rt.stages.profile(query)
+	if !ok {
+		return "", errs.NotFoundf("this node has no measurements of distributed execution %s: it did not run here with EXPLAIN ANALYZE, or its tickets expired", query)
+	}
+	return text, nil
 }
 
 // shut refuses new executions; the runtime's context, ending next, ends the running ones.
@@ -239,3 +329,6 @@ func (rt *Runtime) abandonStage(st cluster.Stage, self int) {
 		})
 	}
 }
+
+// Peers is the client this runtime reaches the other data nodes with (nil: none).
+func (rt *Runtime) Peers() *cluster.Shuffles { return rt.client }

@@ -3,12 +3,17 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
 )
 
@@ -174,5 +179,51 @@ func TestCanceledStageIsRefusedUntilItExpires(t *testing.T) {
 	r.mu.Unlock()
 	if left != 1 {
 		t.Errorf("%d canceled executions remembered after their expiry, want 1 (the latest)", left)
+	}
+}
+
+// TestAnalyzedStageKeepsItsProfileUntilItsTicketsExpire: the measurements of an analyzed
+// execution outlive it here until its tickets expire, so the head can collect them after the
+// last reader left; an execution planned without Analyze has none; at most maxProfiles are kept.
+func TestAnalyzedStageKeepsItsProfileUntilItsTicketsExpire(t *testing.T) {
+	r, clock := newTestRegistry()
+	values, err := exec.NewValues(arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(query string, analyzed bool) *stageRun {
+		run, err := r.open(cluster.Stage{Query: query, Expires: clock.Now().Add(10 * time.Minute), Analyze: analyzed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run.op, run.planned, run.analyzed = exec.Instrument(values), true, analyzed
+		return run
+	}
+	run := open("measured", true)
+	if text, ok := r.profile("measured"); !ok || !strings.Contains(text, "(not run here)") {
+		t.Fatalf("profile of a running analyzed execution: %q, %v", text, ok)
+	}
+	plain := open("plain", false)
+	if _, ok := r.profile("plain"); ok {
+		t.Error("an execution planned without Analyze has a profile")
+	}
+	r.closeLast(run)
+	r.closeLast(plain)
+	waitEnded(t, r, run)
+	if _, ok := r.profile("measured"); !ok {
+		t.Fatal("the profile went with the execution")
+	}
+	clock.Advance(10 * time.Minute)
+	if _, ok := r.profile("measured"); ok {
+		t.Error("the profile outlived the execution's tickets")
+	}
+	for i := range maxProfiles + 5 {
+		r.closeLast(open(fmt.Sprint("q", i), true))
+	}
+	r.mu.Lock()
+	kept := len(r.profiles)
+	r.mu.Unlock()
+	if kept != maxProfiles {
+		t.Errorf("%d profiles kept, want at most %d", kept, maxProfiles)
 	}
 }

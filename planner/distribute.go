@@ -46,7 +46,6 @@ func PlanDistributed(ctx context.Context, q *Query, opts PhysicalOptions) (op ex
 	if err != nil {
 		return nil, Distribution{}, err
 	}
-	opts.Analyze = false
 	pp := &physicalPlanner{opts: opts, placed: map[exec.Operator]exec.Placement{}, est: newPhysicalEstimator(ctx)}
 	op, err = pp.plan(logical)
 	if err != nil {
@@ -107,13 +106,17 @@ func (pp *physicalPlanner) isPlaced(op exec.Operator) bool {
 
 // shuffle moves op's rows into buckets by keys, one per node (with keys), or gathers them all
 // into one partition that runs where it is executed (without keys).
+//
+// Under Analyze both sides are measured: the input, what each node produces for the shuffle,
+// and the shuffle, what each node receives.
 func (pp *physicalPlanner) shuffle(op exec.Operator, keys []exec.Expr) exec.Operator {
+	op = pp.instrument(op)
 	s := exec.NewShuffle(pp.shuffles, op, pp.placed[op], keys, pp.opts.Nodes)
 	pp.shuffles++
 	if len(keys) > 0 {
 		pp.placed[s] = exec.Buckets
 	}
-	return s
+	return pp.instrument(s)
 }
 
 // gather returns op unchanged unless its partitions run on data nodes, in which case it gathers

@@ -55,10 +55,20 @@ func (pp *physicalPlanner) plan(p Plan) (exec.Operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pp.opts.Analyze {
-		op = exec.Instrument(op)
+	return pp.instrument(op), nil
+}
+
+// instrument wraps op for EXPLAIN ANALYZE when asked to (exec.Instrument); the wrapper runs
+// where op runs, so it takes op's placement on the data nodes.
+func (pp *physicalPlanner) instrument(op exec.Operator) exec.Operator {
+	if !pp.opts.Analyze {
+		return op
 	}
-	return op, nil
+	wrapped := exec.Instrument(op)
+	if pl, ok := pp.placed[op]; ok {
+		pp.placed[wrapped] = pl
+	}
+	return wrapped
 }
 
 func (pp *physicalPlanner) planNode(p Plan) (exec.Operator, error) {
@@ -154,9 +164,7 @@ func (pp *physicalPlanner) planWholeScan(p *Scan) (exec.Operator, error) {
 		return nil, err
 	}
 	scan := op
-	if pp.opts.Analyze {
-		op = exec.Instrument(op)
-	}
+	op = pp.instrument(op)
 	cols := make([]exec.Expr, len(p.Indices))
 	for i, idx := range p.Indices {
 		cols[i] = exec.NewColumn(idx, p.Columns[i].Name, op.Schema().Field(idx).Type)
@@ -426,8 +434,8 @@ func (pp *physicalPlanner) planLimit(p *Limit) (exec.Operator, error) {
 	var err error
 	if s, ok := p.Input.(*Sort); ok && p.Count >= 0 {
 		in, err = pp.planSort(s, p.End())
-		if pp.opts.Analyze && err == nil {
-			in = exec.Instrument(in)
+		if err == nil {
+			in = pp.instrument(in)
 		}
 	} else {
 		in, err = pp.plan(p.Input)

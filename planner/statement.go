@@ -18,6 +18,9 @@ type Query struct {
 type Explain struct {
 	Query   *Query
 	Analyze bool
+	// SQL is the text of the query, as it can be planned again elsewhere (the data nodes of a
+	// distributed EXPLAIN ANALYZE).
+	SQL string
 }
 
 // CreateTable is CREATE TABLE name (…) or CREATE TABLE name AS SELECT ….

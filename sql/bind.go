@@ -186,7 +186,7 @@ func (b *binder) explain(s *sqlparser.ExplainStmt) (planner.Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &planner.Explain{Query: q, Analyze: s.Type == sqlparser.AnalyzeType}, nil
+	return &planner.Explain{Query: q, Analyze: s.Type == sqlparser.AnalyzeType, SQL: sqlparser.String(ts)}, nil
 }
 
 // statementKind names a statement for error messages ("UPDATE", "CREATE VIEW", …).
