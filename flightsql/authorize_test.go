@@ -2,6 +2,7 @@ package flightsql
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-adbc/go/adbc"
@@ -153,6 +154,11 @@ func TestDataNodesRunOnlyWhatTheHeadHandsOut(t *testing.T) {
 	defer cnxn.Close()
 	if _, rows := adbcQuery(t, cnxn, divided); len(rows) != 8 {
 		t.Errorf("ADBC over the data nodes: %d rows, want 8", len(rows))
+	}
+	// EXPLAIN ANALYZE runs each node's share as the user who asked: the head presents that login.
+	_, rows := adbcQuery(t, cnxn, "EXPLAIN ANALYZE "+divided)
+	if text := strings.Join(rows, "\n"); strings.Count(text, "): final stage rows=") != 2 {
+		t.Errorf("EXPLAIN ANALYZE did not run the final stage on both data nodes:\n%s", text)
 	}
 
 	plain := func(addr string) *flightsql.Client {
