@@ -113,6 +113,17 @@ func TestServeAndQuery(t *testing.T) {
 		}
 	}
 
+	// \G ends a statement and prints its rows vertically with -e and on a pipe, as mysql does.
+	out, errOut, err = runCLI(t, "SELECT 7 AS seven\\G\nSELECT 8 AS eight\\g\n", []string{"CACHEDB_CONNECT=" + addr}, "sql")
+	if err != nil {
+		t.Fatalf("sql with \\G from stdin: %v\n%s", err, errOut)
+	}
+	for _, want := range []string{"*************************** 1. row ***************************\nseven: 7\n1 row in set", "| eight |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
 	_, errOut, err = runCLI(t, "", nil, "sql", "--connect", addr, "-e", "SELECT * FROM missing_table")
 	if err == nil || !strings.Contains(errOut, "missing_table") {
 		t.Errorf("bad statement: err=%v stderr=%q", err, errOut)

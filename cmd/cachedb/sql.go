@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
@@ -28,7 +29,8 @@ func newSQLCommand() *cobra.Command {
 			"run as each ';' (or \\G, to print rows vertically) ends them; type help for more.\n\n" +
 			"Otherwise runs the statements given with -e, or else read from standard input until EOF.\n" +
 			"Statements are separated by ';' (and may then span lines), or one per line when\n" +
-			"the input has no ';'. Every statement runs even when an earlier one fails; the\n" +
+			"the input has no ';'; one ended by \\G prints its rows vertically. Every statement\n" +
+			"runs even when an earlier one fails; the\n" +
 			"exit status is 1 when any failed.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -76,19 +78,52 @@ func runSQL(ctx context.Context, d *dialer, addr string, statements []string, ou
 	}
 	defer sess.close()
 	failed := false
-	for _, stmt := range statements {
-		res, err := sess.run(ctx, stmt)
-		if err != nil {
-			failed = true
-			printError(errOut, err)
-			continue
+	for _, text := range statements {
+		for _, piece := range endsAtGo(text) {
+			res, err := sess.run(ctx, piece.stmt)
+			if err != nil {
+				failed = true
+				printError(errOut, err)
+				continue
+			}
+			if piece.vertical && res.table != nil {
+				res.table.writeVertical(out)
+				fmt.Fprintln(out, rowCount(len(res.table.rows)))
+				continue
+			}
+			res.write(out)
 		}
-		res.write(out)
 	}
 	if failed {
 		return errStatementsFailed
 	}
 	return nil
+}
+
+// goPiece is a statement and whether \G ended it (print its rows vertically).
+type goPiece struct {
+	stmt     string
+	vertical bool
+}
+
+// endsAtGo cuts a statement at the \G and \g that end it, as the mysql client does on a pipe
+// and with -e: "SELECT 1\G" prints its row vertically.
+func endsAtGo(text string) []goPiece {
+	var out []goPiece
+	for {
+		stmt, vertical, rest, ok := takeStatement(text)
+		if !ok {
+			break
+		}
+		if stmt != "" {
+			out = append(out, goPiece{stmt, vertical})
+		}
+		text = rest
+	}
+	if s := strings.TrimSpace(text); s != "" {
+		out = append(out, goPiece{stmt: s})
+	}
+	return out
 }
 
 // printError writes a failed statement's gRPC code and message, as `cachedb sql` reports it.
