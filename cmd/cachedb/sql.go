@@ -30,8 +30,7 @@ func newSQLCommand() *cobra.Command {
 			"Otherwise runs the statements given with -e, or else read from standard input until EOF.\n" +
 			"Statements are separated by ';' (and may then span lines), or one per line when\n" +
 			"the input has no ';'; one ended by \\G prints its rows vertically. Every statement\n" +
-			"runs even when an earlier one fails; the\n" +
-			"exit status is 1 when any failed.",
+			"runs even when an earlier one fails; the exit status is 1 when any failed.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d, err := conn.dialer()
