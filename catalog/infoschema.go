@@ -129,6 +129,9 @@ type place struct {
 func (k *infoTask) places(ctx context.Context) []place {
 	var out []place
 	for _, c := range k.t.set.Catalogs() {
+		if !k.t.set.listsCatalog(c) {
+			continue
+		}
 		nc, ok := c.(NamespacedCatalog)
 		if !ok {
 			out = append(out, place{c, PublicSchema})
@@ -145,10 +148,12 @@ func (k *infoTask) places(ctx context.Context) []place {
 	return append(out, place{&infoSchema{set: k.t.set}, PublicSchema})
 }
 
-func tablesAt(ctx context.Context, p place) []string {
+// tablesAt lists the tables of place p that the Set's guard lets the caller read, sorted.
+func (k *infoTask) tablesAt(ctx context.Context, p place) []string {
 	var names []string
 	var err error
-	if nc, ok := p.c.(NamespacedCatalog); ok {
+	nc, namespaced := p.c.(NamespacedCatalog)
+	if namespaced {
 		names, err = nc.TablesIn(ctx, p.ns)
 	} else {
 		names, err = p.c.TableNames(ctx)
@@ -156,6 +161,12 @@ func tablesAt(ctx context.Context, p place) []string {
 	if err != nil {
 		return nil
 	}
+	names = slices.DeleteFunc(names, func(name string) bool {
+		if namespaced {
+			name = p.ns + "." + name
+		}
+		return !k.t.set.listsTable(p.c, name)
+	})
 	slices.Sort(names)
 	return names
 }
@@ -180,7 +191,7 @@ func (k *infoTask) Open(ctx context.Context, mem memory.Allocator) (array.Record
 			s(5, "NO")
 			continue
 		}
-		for _, name := range tablesAt(ctx, p) {
+		for _, name := range k.tablesAt(ctx, p) {
 			if k.t.name == "tables" {
 				kind := "BASE TABLE"
 				if p.c.Name() == InformationSchema {

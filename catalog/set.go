@@ -35,6 +35,8 @@ type Set struct {
 	// pins holds the versions of the tables a statement resolved, by name as written (lower
 	// case): given ones are resolved at that version, new ones recorded (WithPins).
 	pins *pinSet
+	// guard, when set, refuses the tables the statement's caller may not read (WithGuard).
+	guard Guard
 }
 
 // pinSet is the name → version map of one statement.
@@ -216,7 +218,7 @@ func (s *Set) Resolve(name string) (Catalog, string, error) {
 }
 
 // Table resolves name (see Set) and returns the table, at its pinned version when the Set has
-// pins (WithPins).
+// pins (WithPins). A table the Set's guard refuses is an error (WithGuard).
 func (s *Set) Table(ctx context.Context, name string) (Table, error) {
 	if s.pins == nil {
 		return s.table(ctx, name)
@@ -235,6 +237,9 @@ func (s *Set) Table(ctx context.Context, name string) (Table, error) {
 			local := base
 			if dot := strings.LastIndexByte(base, '.'); dot >= 0 {
 				local = base[dot+1:]
+			}
+			if err := s.checkRead(s.primary, local); err != nil {
+				return nil, err
 			}
 			t, err := s.primary.Table(ctx, local+v)
 			if errs.CategoryOf(err) == errs.NotFound {
@@ -267,35 +272,47 @@ func (s *Set) table(ctx context.Context, name string) (Table, error) {
 	return t, err
 }
 
-// tableIn resolves name and also returns the catalog the table was found in.
+// tableIn resolves name and also returns the catalog the table was found in. A table the
+// guard refuses is an error.
 func (s *Set) tableIn(ctx context.Context, name string) (Table, Catalog, error) {
+	t, c, local, err := s.find(ctx, name)
+	if err == nil {
+		if err := s.checkRead(c, local); err != nil {
+			return nil, nil, err
+		}
+	}
+	return t, c, err
+}
+
+// find resolves name: the table, the catalog it was found in and its name there.
+func (s *Set) find(ctx context.Context, name string) (Table, Catalog, string, error) {
 	c, local, err := s.Resolve(name)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	if c != s.primary && strings.Contains(name, "@") && !strings.Contains(name, ".") {
 		// A versioned unqualified name is a pinned dataset of the primary catalog when it has
 		// one of that name; a source's table otherwise.
 		if t, err := s.primary.Table(ctx, name); err == nil || errs.CategoryOf(err) != errs.NotFound || s.hasBase(ctx, name) {
-			return t, s.primary, err
+			return t, s.primary, name, err
 		}
 	}
 	t, err := c.Table(ctx, local)
 	if err == nil || errs.CategoryOf(err) != errs.NotFound || strings.Contains(name, ".") {
-		return t, c, err
+		return t, c, local, err
 	}
 	// An unqualified name not found where it resolved first: try the other place.
 	switch {
 	case c == s.primary && s.def != nil:
 		if t2, err2 := s.def.Table(ctx, name); err2 == nil {
-			return t2, s.def, nil
+			return t2, s.def, name, nil
 		}
 	case c == s.current && !strings.Contains(name, "@"):
 		if t2, err2 := s.primary.Table(ctx, name); err2 == nil {
-			return t2, s.primary, nil
+			return t2, s.primary, name, nil
 		}
 	}
-	return t, c, err
+	return t, c, local, err
 }
 
 // hasBase reports whether the primary catalog has a table named as versioned name is, without

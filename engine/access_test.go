@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -30,9 +31,31 @@ func TestStatementAccess(t *testing.T) {
 		"DROP TABLE IF EXISTS nothing":                 AccessWrite,
 		"CREATE VIEW v AS SELECT * FROM t":             AccessWrite,
 	} {
-		got, err := e.StatementAccess(ctx, query)
+		got, _, err := e.StatementAccess(ctx, query)
 		if err != nil || got != want {
 			t.Errorf("StatementAccess(%s) = %v, %v; want %v", query, got, err, want)
+		}
+	}
+	// The tables a change names, resolved in the engine's own catalog.
+	for query, want := range map[string]string{
+		"SELECT * FROM t":                       "",
+		"CREATE TABLE u (y INT)":                "cachedb.u",
+		"INSERT INTO cachedb.t SELECT x FROM t": "cachedb.t",
+		"UPDATE `public`.t SET x = 2":           "cachedb.t",
+		"DROP TABLE IF EXISTS t, nothing":       "cachedb.t cachedb.nothing",
+		"CREATE VIEW v AS SELECT * FROM t":      "cachedb.v",
+		"CREATE INDEX i ON t (x)":               "cachedb.t",
+	} {
+		_, targets, err := e.StatementAccess(ctx, query)
+		var got []string
+		for _, tg := range targets {
+			if !tg.Own {
+				t.Errorf("%s: target %+v is not the engine's own", query, tg)
+			}
+			got = append(got, tg.Catalog+"."+tg.Name)
+		}
+		if err != nil || strings.Join(got, " ") != want {
+			t.Errorf("StatementAccess(%s) targets %v, %v; want %s", query, got, err, want)
 		}
 	}
 	// Nothing ran: the table is still there and empty.
@@ -44,7 +67,7 @@ func TestStatementAccess(t *testing.T) {
 	if !res.Reader.Next() || res.Reader.RecordBatch().Column(0).ValueStr(0) != "0" {
 		t.Error("classifying ran a statement")
 	}
-	if _, err := e.StatementAccess(ctx, "SELEC 1"); err == nil {
+	if _, _, err := e.StatementAccess(ctx, "SELEC 1"); err == nil {
 		t.Error("a statement that does not parse was classified")
 	}
 }

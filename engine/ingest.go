@@ -106,6 +106,16 @@ func (e *Engine) Ingest(ctx context.Context, req IngestRequest, rdr array.Record
 	return rows, nil
 }
 
+// IngestTarget is the table a bulk ingest of req writes to, so that a server can check that its
+// caller may change it; a request naming no writable table is an error, as Ingest reports it.
+func (e *Engine) IngestTarget(req IngestRequest) (Target, error) {
+	name, err := e.ingestTarget(req)
+	if err != nil {
+		return Target{}, err
+	}
+	return Target{Catalog: e.tables.Name(), Name: name, Own: true}, nil
+}
+
 // ingestTarget resolves the table an ingest writes to its name in the engine's catalog, by the
 // rules names follow everywhere (catalog.Set): no qualifier, the engine's catalog, its schema
 // "public" or both. A source catalog is read-only.

@@ -56,6 +56,9 @@ func (e *Engine) tablesFor(ctx context.Context) (*catalog.Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	if g := guardFrom(ctx); g != nil {
+		tables = tables.WithGuard(g)
+	}
 	return tables.WithPins(s.Pins), nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/internal/auth"
 	"github.com/cachedb/cachedb/internal/errs"
 )
@@ -86,7 +87,11 @@ func (s *Server) authenticate(ctx context.Context, method string) (context.Conte
 	if err != nil {
 		return nil, err
 	}
-	return context.WithValue(ctx, principalKey{}, p), nil
+	ctx = context.WithValue(ctx, principalKey{}, p)
+	if g := s.guardOf(ctx); g != nil {
+		ctx = engine.WithGuard(ctx, g)
+	}
+	return ctx, nil
 }
 
 // loginsRequired reports whether every client must prove who it is: a users file or JWT keys

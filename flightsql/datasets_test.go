@@ -92,6 +92,13 @@ func serveEngine(t *testing.T, eng *engine.Engine, opts Options) (*Server, strin
 
 func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetCluster {
 	t.Helper()
+	return startDatasetClusterWith(t, wh, nodes, Options{})
+}
+
+// startDatasetClusterWith starts a dataset cluster whose head also has headOpts' logins and
+// grants (Users, JWTs, Grants).
+func startDatasetClusterWith(t *testing.T, wh demo.Warehouse, nodes int, headOpts Options) *datasetCluster {
+	t.Helper()
 	c := &datasetCluster{key: ticket.NewKeyring([]byte("dataset test cluster secret"), nil)}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -126,6 +133,9 @@ func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetClu
 		DataNodes:      func() []string { return aliveAddrs(c.members) },
 		ReachableNodes: func() []string { return cluster.Addrs(cluster.ReachableNodes(c.members.Nodes())) },
 		Extend:         cluster.NewActions(c.members, c.key).Wrap,
+		Users:          headOpts.Users,
+		JWTs:           headOpts.JWTs,
+		Grants:         headOpts.Grants,
 	})
 	c.head = &testServer{srv: srv, eng: headEng, node: headRT, addr: headAddr}
 	go c.members.Run(ctx)

@@ -31,11 +31,18 @@ func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd fsql.State
 	if err := noTransaction(cmd.GetTransactionId()); err != nil {
 		return 0, err
 	}
-	if err := s.authorize(ctx, auth.Writer, "bulk ingest"); err != nil {
+	if err := s.authorizeSomewhere(ctx, auth.Writer, "bulk ingest"); err != nil {
 		return 0, err
 	}
 	req, err := ingestRequest(cmd)
 	if err != nil {
+		return 0, err
+	}
+	target, err := s.eng.IngestTarget(req)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.authorizeOn(ctx, auth.Writer, "change", target); err != nil {
 		return 0, err
 	}
 	release, err := s.slots.acquire(ctx)

@@ -24,11 +24,12 @@ func (s *Server) GetFlightInfoCatalogs(_ context.Context, desc *flight.FlightDes
 	return s.commandInfo(desc, schema_ref.Catalogs), nil
 }
 
-// DoGetCatalogs lists every catalog: the engine's own and the configured sources.
-func (s *Server) DoGetCatalogs(context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+// DoGetCatalogs lists every catalog: the engine's own and the configured sources (those the
+// caller may read some table of, when grants decide what they read).
+func (s *Server) DoGetCatalogs(ctx context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	b := array.NewRecordBuilder(s.opts.Alloc, schema_ref.Catalogs)
 	defer b.Release()
-	for _, c := range s.eng.Catalogs().Catalogs() {
+	for _, c := range s.matchingCatalogs(ctx, nil) {
 		b.Field(0).(*array.StringBuilder).Append(c.Name())
 	}
 	return s.oneBatch(b)
@@ -45,7 +46,7 @@ func (s *Server) GetFlightInfoSchemas(_ context.Context, _ fsql.GetDBSchemas, de
 func (s *Server) DoGetDBSchemas(ctx context.Context, cmd fsql.GetDBSchemas) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	b := array.NewRecordBuilder(s.opts.Alloc, schema_ref.DBSchemas)
 	defer b.Release()
-	for _, c := range s.matchingCatalogs(cmd.GetCatalog()) {
+	for _, c := range s.matchingCatalogs(ctx, cmd.GetCatalog()) {
 		for _, schema := range s.schemasOf(ctx, c) {
 			if matchPattern(cmd.GetDBSchemaFilterPattern(), schema) {
 				b.Field(0).(*array.StringBuilder).Append(c.Name())
@@ -75,11 +76,12 @@ func (s *Server) DoGetTables(ctx context.Context, cmd fsql.GetTables) (*arrow.Sc
 	b := array.NewRecordBuilder(s.opts.Alloc, schema)
 	defer b.Release()
 
+	guard := s.guardOf(ctx)
 	types := cmd.GetTableTypes()
 	if len(types) > 0 && !slices.ContainsFunc(types, func(t string) bool { return matchPattern(&t, tableType) }) {
 		return s.oneBatch(b)
 	}
-	for _, c := range s.matchingCatalogs(cmd.GetCatalog()) {
+	for _, c := range s.matchingCatalogs(ctx, cmd.GetCatalog()) {
 		for _, dbSchema := range s.schemasOf(ctx, c) {
 			if !matchPattern(cmd.GetDBSchemaFilterPattern(), dbSchema) {
 				continue
@@ -91,6 +93,9 @@ func (s *Server) DoGetTables(ctx context.Context, cmd fsql.GetTables) (*arrow.Sc
 			}
 			for _, name := range names {
 				if !matchPattern(cmd.GetTableNameFilterPattern(), name) {
+					continue
+				}
+				if guard != nil && guard.Read(c.Name(), qualifiedIn(c, dbSchema, name), c == s.eng.Catalogs().Primary()) != nil {
 					continue
 				}
 				var tableSchema []byte
@@ -131,10 +136,17 @@ func querySchema(s *arrow.Schema) *arrow.Schema {
 }
 
 // matchingCatalogs returns the catalogs a catalog filter admits: no filter admits all, an empty
-// string asks for objects without a catalog (none), otherwise the names must match.
-func (s *Server) matchingCatalogs(filter *string) []catalog.Catalog {
+// string asks for objects without a catalog (none), otherwise the names must match. A caller
+// whose grants decide what they read (guardOf) gets only the catalogs they may read some table
+// of.
+func (s *Server) matchingCatalogs(ctx context.Context, filter *string) []catalog.Catalog {
+	guard := s.guardOf(ctx)
+	primary := s.eng.Catalogs().Primary()
 	var out []catalog.Catalog
 	for _, c := range s.eng.Catalogs().Catalogs() {
+		if guard != nil && !guard.Lists(c.Name(), c == primary) {
+			continue
+		}
 		if filter == nil || strings.EqualFold(*filter, c.Name()) {
 			out = append(out, c)
 		}

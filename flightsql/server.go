@@ -102,6 +102,9 @@ type Options struct {
 	// verifies as bearer tokens (an OIDC provider's, Kubernetes service-account tokens): the
 	// user and role come from the token's claims. Give every process of a cluster the same keys.
 	JWTs *auth.JWTs
+	// Grants raise users' roles on particular catalogs and datasets (authorize.go); nil: a
+	// user's role applies everywhere alike.
+	Grants *auth.Grants
 	// TokenTTL is how long a login's bearer token is valid (default auth.DefaultTokenTTL).
 	TokenTTL time.Duration
 	// LoginBurst and LoginEvery limit failed logins per client address: LoginBurst at once, then

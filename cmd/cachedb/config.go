@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cachedb/cachedb/internal/auth"
 )
 
 // serverConfig is what `cachedb serve` reads from its YAML file (--config). Flags and CACHEDB_*
@@ -21,6 +23,19 @@ type serverConfig struct {
 	// S3 holds the object-store settings every catalog starts from.
 	S3       s3Config        `yaml:"s3"`
 	Catalogs []catalogConfig `yaml:"catalogs"`
+	// Grants give users and groups roles on particular catalogs and datasets, besides their
+	// role everywhere (docs/security.md#grants).
+	Grants []grantConfig `yaml:"grants"`
+}
+
+// grantConfig is one entry of grants: a principal (user or group), the tables (a catalog, or
+// datasets of cachedb's own catalog by name; a trailing * matches a prefix) and a role.
+type grantConfig struct {
+	User    string `yaml:"user"`
+	Group   string `yaml:"group"`
+	Catalog string `yaml:"catalog"`
+	Dataset string `yaml:"dataset"`
+	Role    string `yaml:"role"`
 }
 
 // s3Config is the object-store part of a configuration. Empty keys fall back to the AWS
@@ -102,7 +117,24 @@ func (c serverConfig) validate() error {
 	if c.DefaultCatalog != "" && !seen[strings.ToLower(c.DefaultCatalog)] {
 		return fmt.Errorf("default_catalog %q is not among the catalogs", c.DefaultCatalog)
 	}
-	return nil
+	_, err := c.grants()
+	return err
+}
+
+// grants reads the grants section (nil when there is none).
+func (c serverConfig) grants() (*auth.Grants, error) {
+	if len(c.Grants) == 0 {
+		return nil, nil
+	}
+	list := make([]auth.Grant, len(c.Grants))
+	for i, g := range c.Grants {
+		role, err := auth.ParseRole(g.Role)
+		if err != nil {
+			return nil, fmt.Errorf("grants[%d]: %w", i, err)
+		}
+		list[i] = auth.Grant{User: g.User, Group: g.Group, Catalog: g.Catalog, Dataset: g.Dataset, Role: role}
+	}
+	return auth.NewGrants(list)
 }
 
 // merged returns the catalog's S3 settings: its own keys over the top-level ones.

@@ -82,6 +82,11 @@ func TestBadConfigurationsAreExplained(t *testing.T) {
 		{"default_catalog: b\ncatalogs:\n  - {name: a, type: sql, uri: x}\n", `default_catalog "b"`},
 		{"catalogz: []\n", "catalogz"},
 		{"s3: {secret_acces_key: oops}\n", "secret_acces_key"},
+		{"grants:\n  - {user: a, role: reader}\n", "grants[0]: give exactly one of catalog and dataset"},
+		{"grants:\n  - {user: a, group: g, dataset: d, role: reader}\n", "give exactly one of user and group"},
+		{"grants:\n  - {user: a, dataset: d, role: root}\n", `grants[0]: unknown role "root"`},
+		{"grants:\n  - {user: a, dataset: 'team_*_x', role: admin}\n", "* may only end the name"},
+		{"grants:\n  - {user: a, datasets: d, role: admin}\n", "datasets"},
 	} {
 		_, err := loadConfigFile(writeConfig(t, c.yaml))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

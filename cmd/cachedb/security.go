@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/flightsql"
 	"github.com/cachedb/cachedb/internal/auth"
@@ -34,14 +35,15 @@ func (s *securityFlags) register(cmd *cobra.Command) {
 	f.StringVar(&s.clientCA, "tls-client-ca", "", "PEM bundle of CAs: require every client (and every peer of the cluster) to present a certificate they signed (mutual TLS)")
 	f.StringVar(&s.ca, "tls-ca", "", "PEM bundle of CAs this process trusts when it dials the other processes of its cluster (default: the system's roots); it presents its own --tls-cert to them")
 	f.BoolVar(&s.insecure, "insecure", false, "serve plaintext (no TLS) on an address other than loopback")
-	f.StringVar(&s.users, "users", "", "YAML or JSON file of the users who may log in (name, bcrypt password_hash, roles: reader, writer, admin); without it no login is required. Give every process of a cluster the same file")
+	f.StringVar(&s.users, "users", "", "YAML or JSON file of the users who may log in (name, bcrypt password_hash, roles: none, reader, writer, admin; groups); without it no login is required. Give every process of a cluster the same file")
 	f.DurationVar(&s.tokenTTL, "token-ttl", auth.DefaultTokenTTL, "how long the bearer token of a login is valid; clients log in again after it")
 	f.StringVar(&s.jwt.KeysFile, "jwt-keys", "", "JWKS file (JSON) of the public keys that sign the JSON Web Tokens clients may send as bearer tokens (an OIDC provider's, Kubernetes service-account tokens); with it every client must log in. Give every process of a cluster the same file")
 	f.StringVar(&s.jwt.Issuer, "jwt-issuer", "", "the iss a JWT must carry (default: any)")
 	f.StringVar(&s.jwt.Audience, "jwt-audience", "", "an aud a JWT must carry (default: any)")
 	f.StringVar(&s.jwt.UserClaim, "jwt-user-claim", auth.DefaultUserClaim, "the JWT claim that is the user's name")
 	f.StringVar(&s.jwt.RoleClaim, "jwt-role-claim", auth.DefaultRoleClaim, "the JWT claim holding the user's role (reader, writer, admin; or a list of them, the highest counts)")
-	f.StringVar(&s.jwtDefaultRole, "jwt-default-role", "", "the role of a JWT without a role claim (default: none, such a token is refused)")
+	f.StringVar(&s.jwt.GroupsClaim, "jwt-groups-claim", auth.DefaultGroupsClaim, "the JWT claim holding the user's groups (a name or a list), which the configuration's grants may name")
+	f.StringVar(&s.jwtDefaultRole, "jwt-default-role", "", "the role of a JWT without a role claim (none, reader, writer, admin; default: such a token is refused)")
 }
 
 // security is how a server protects its port and reaches the rest of its cluster.
@@ -56,6 +58,8 @@ type security struct {
 	tokenTTL time.Duration
 	// jwts verifies JSON Web Tokens; nil accepts none.
 	jwts *auth.JWTs
+	// grants raise users' roles on particular catalogs and datasets (a head's configuration).
+	grants *auth.Grants
 }
 
 // resolve checks the flags against the address the server listens on. Plaintext is served only
@@ -133,8 +137,41 @@ func (s security) apply(opts flightsql.Options) flightsql.Options {
 	opts.TLS = s.tls
 	opts.Users = s.users
 	opts.JWTs = s.jwts
+	opts.Grants = s.grants
 	opts.TokenTTL = s.tokenTTL
 	return opts
+}
+
+// withGrants returns s with the grants of a head's configuration, which need logins to mean
+// anything.
+func (s security) withGrants(cfg serverConfig) (security, error) {
+	grants, err := cfg.grants()
+	if err != nil {
+		return security{}, err
+	}
+	if grants.Len() > 0 && s.users == nil && s.jwts == nil {
+		return security{}, fmt.Errorf("the configuration's grants need logins: give --users or --jwt-keys")
+	}
+	s.grants = grants
+	return s, nil
+}
+
+// checkGrants checks that the catalogs grants name exactly are configured.
+func (s security) checkGrants(catalogs *catalog.Set) error {
+	for _, name := range s.grants.Catalogs() {
+		if _, ok := catalogs.Lookup(name); !ok {
+			return fmt.Errorf("grants: catalog %q is not configured (the catalogs are %s)", name, catalogNames(catalogs))
+		}
+	}
+	return nil
+}
+
+func catalogNames(catalogs *catalog.Set) string {
+	var names []string
+	for _, c := range catalogs.Catalogs() {
+		names = append(names, c.Name())
+	}
+	return strings.Join(names, ", ")
 }
 
 // logAttrs describe the security of a server in its "listening" line.
@@ -157,7 +194,11 @@ func (s security) logAttrs() []any {
 			logins = "JWTs"
 		}
 	}
-	return []any{"transport", mode, "logins", logins}
+	attrs := []any{"transport", mode, "logins", logins}
+	if n := s.grants.Len(); n > 0 {
+		attrs = append(attrs, "grants", n)
+	}
+	return attrs
 }
 
 // warn logs, once at start, what the server leaves unprotected.

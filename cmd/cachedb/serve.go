@@ -131,6 +131,9 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	if err != nil {
 		return err
 	}
+	if sec, err = sec.withGrants(cfg); err != nil {
+		return err
+	}
 	srcs, err := openSources(ctx, cfg)
 	if err != nil {
 		return err
@@ -173,6 +176,9 @@ func serve(ctx context.Context, listen string, cfg engine.Config, stageIdle time
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return fmt.Errorf("starting the engine: %w", err)
+	}
+	if err := sec.checkGrants(eng.Catalogs()); err != nil {
+		return err
 	}
 	// The head runs the final stage of the distributed queries whose endpoint it is.
 	rt, err := node.New(node.Config{Engine: eng, Shuffles: cluster.NewShufflesOver(key, sec.cluster), StageIdle: stageIdle, Tiers: mem.tiers})

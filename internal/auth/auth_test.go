@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -45,6 +46,7 @@ users:
   - name: bob
     password_hash: %q
     roles: [Reader, ADMIN]
+    groups: [team-a, ops]
 `, alice, bob))
 	u, err := LoadUsers(path)
 	if err != nil {
@@ -58,8 +60,8 @@ users:
 		want           Principal
 		wantErr        bool
 	}{
-		{"alice", "alice's secret", Principal{"alice", Reader}, false},
-		{"bob", "bob:has:colons", Principal{"bob", Admin}, false}, // the highest role listed
+		{"alice", "alice's secret", Principal{User: "alice", Role: Reader}, false},
+		{"bob", "bob:has:colons", Principal{User: "bob", Role: Admin, Groups: []string{"team-a", "ops"}}, false}, // the highest role listed
 		{"alice", "bob:has:colons", Principal{}, true},
 		{"alice", "", Principal{}, true},
 		{"carol", "alice's secret", Principal{}, true},
@@ -72,7 +74,7 @@ users:
 			}
 			continue
 		}
-		if err != nil || got != tt.want {
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("Check(%q) = %v, %v; want %v", tt.user, got, err, tt.want)
 		}
 	}
@@ -141,14 +143,14 @@ func TestTokens(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	keys := ticket.NewKeyring([]byte("cluster secret"), nil)
 	tokens := NewTokens(keys, time.Hour)
-	tok, expires, err := tokens.Issue(Principal{User: "alice", Role: Writer}, now)
+	tok, expires, err := tokens.Issue(Principal{User: "alice", Role: Writer, Groups: []string{"team-a"}}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !expires.Equal(now.Add(time.Hour)) {
 		t.Errorf("expires %v", expires)
 	}
-	if got, err := tokens.Verify(tok, now.Add(59*time.Minute)); err != nil || got != (Principal{"alice", Writer}) {
+	if got, err := tokens.Verify(tok, now.Add(59*time.Minute)); err != nil || !reflect.DeepEqual(got, Principal{User: "alice", Role: Writer, Groups: []string{"team-a"}}) {
 		t.Errorf("Verify = %v, %v", got, err)
 	}
 	// Any process holding the secret verifies it; a rotated-in previous key too.

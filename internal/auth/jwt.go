@@ -30,14 +30,18 @@ type JWTConfig struct {
 	// RoleClaim names the claim holding the user's role: a role name or a list of names, of
 	// which the highest counts (default "cachedb_role").
 	RoleClaim string
+	// GroupsClaim names the claim holding the user's groups, which grants may name: a group
+	// name or a list of them (default "groups"; a token without it belongs to no group).
+	GroupsClaim string
 	// DefaultRole is the role of a token without RoleClaim (0: such a token is refused).
 	DefaultRole Role
 }
 
 // Default claim names.
 const (
-	DefaultUserClaim = "sub"
-	DefaultRoleClaim = "cachedb_role"
+	DefaultUserClaim   = "sub"
+	DefaultRoleClaim   = "cachedb_role"
+	DefaultGroupsClaim = "groups"
 )
 
 // jwtLeeway is how far the token issuer's clock may be from this process's.
@@ -82,6 +86,9 @@ func NewJWTs(cfg JWTConfig, jwks []byte) (*JWTs, error) {
 	}
 	if cfg.RoleClaim == "" {
 		cfg.RoleClaim = DefaultRoleClaim
+	}
+	if cfg.GroupsClaim == "" {
+		cfg.GroupsClaim = DefaultGroupsClaim
 	}
 	return &JWTs{cfg: cfg, keys: set}, nil
 }
@@ -153,7 +160,32 @@ func (j *JWTs) Verify(token string, now time.Time) (Principal, error) {
 	if err != nil {
 		return refuse("%v", err)
 	}
-	return Principal{User: user, Role: role}, nil
+	groups, err := stringsOf(extra[j.cfg.GroupsClaim])
+	if err != nil {
+		return refuse("claim %q (the groups) %v", j.cfg.GroupsClaim, err)
+	}
+	return Principal{User: user, Role: role, Groups: groups}, nil
+}
+
+// stringsOf reads a claim that is a string or a list of strings (nil when absent).
+func stringsOf(v any) ([]string, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return []string{v}, nil
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, x := range v {
+			s, ok := x.(string)
+			if !ok {
+				return nil, errors.New("is a list holding something other than strings")
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	return nil, errors.New("is neither a string nor a list of strings")
 }
 
 // maxJWTLen bounds what Verify parses.
@@ -189,7 +221,7 @@ func (j *JWTs) roleOf(v any) (Role, error) {
 		if j.cfg.DefaultRole != 0 {
 			return j.cfg.DefaultRole, nil
 		}
-		return 0, fmt.Errorf("claim %q names no cachedb role (reader, writer, admin)", j.cfg.RoleClaim)
+		return 0, fmt.Errorf("claim %q names no cachedb role (none, reader, writer, admin)", j.cfg.RoleClaim)
 	}
 	return best, nil
 }

@@ -36,7 +36,7 @@ func TestJWTsNameUsersAndRoles(t *testing.T) {
 		return c
 	}
 	p, err := j.Verify(iss.Sign(t, claims(nil)), now)
-	if err != nil || p != (Principal{User: "alice", Role: Writer}) {
+	if err != nil || p.User != "alice" || p.Role != Writer || p.Groups != nil {
 		t.Fatalf("a valid token: %+v, %v", p, err)
 	}
 	p, err = j.Verify(iss.Sign(t, claims(map[string]any{"cachedb_role": []string{"reader", "admin", "nobody"}})), now)
@@ -47,17 +47,18 @@ func TestJWTsNameUsersAndRoles(t *testing.T) {
 	for name, tc := range map[string]struct {
 		token, want string
 	}{
-		"expired":        {iss.Sign(t, claims(map[string]any{"exp": now.Add(-time.Hour).Unix()})), "expired"},
-		"no expiry":      {iss.Sign(t, claims(map[string]any{"exp": nil})), "no expiry"},
-		"other issuer":   {iss.Sign(t, claims(map[string]any{"iss": "https://evil.example"})), "another issuer"},
-		"other audience": {iss.Sign(t, claims(map[string]any{"aud": "somebody"})), "another audience"},
-		"forged":         {other.Sign(t, claims(nil)), "does not verify"},
-		"unknown key":    {jwttest.New(t, "k9").Sign(t, claims(nil)), `no configured key has id "k9"`},
-		"no role":        {iss.Sign(t, claims(map[string]any{"cachedb_role": nil})), "is missing"},
-		"unknown role":   {iss.Sign(t, claims(map[string]any{"cachedb_role": "root"})), "names no cachedb role"},
-		"no user":        {iss.Sign(t, claims(map[string]any{"sub": nil})), `claim "sub"`},
-		"not a JWT":      {"a.b.c", "not a signed JWT"},
-		"unsigned":       {unsigned(claims(nil)), "not a signed JWT"},
+		"expired":         {iss.Sign(t, claims(map[string]any{"exp": now.Add(-time.Hour).Unix()})), "expired"},
+		"no expiry":       {iss.Sign(t, claims(map[string]any{"exp": nil})), "no expiry"},
+		"other issuer":    {iss.Sign(t, claims(map[string]any{"iss": "https://evil.example"})), "another issuer"},
+		"other audience":  {iss.Sign(t, claims(map[string]any{"aud": "somebody"})), "another audience"},
+		"forged":          {other.Sign(t, claims(nil)), "does not verify"},
+		"unknown key":     {jwttest.New(t, "k9").Sign(t, claims(nil)), `no configured key has id "k9"`},
+		"no role":         {iss.Sign(t, claims(map[string]any{"cachedb_role": nil})), "is missing"},
+		"unknown role":    {iss.Sign(t, claims(map[string]any{"cachedb_role": "root"})), "names no cachedb role"},
+		"no user":         {iss.Sign(t, claims(map[string]any{"sub": nil})), `claim "sub"`},
+		"groups not text": {iss.Sign(t, claims(map[string]any{"groups": []any{"a", 7}})), `claim "groups"`},
+		"not a JWT":       {"a.b.c", "not a signed JWT"},
+		"unsigned":        {unsigned(claims(nil)), "not a signed JWT"},
 	} {
 		_, err := j.Verify(tc.token, now)
 		if errs.CategoryOf(err) != errs.Unauthenticated || !strings.Contains(err.Error(), tc.want) {
@@ -66,6 +67,14 @@ func TestJWTsNameUsersAndRoles(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), tc.token) {
 			t.Errorf("%s: the error quotes the token", name)
 		}
+	}
+	p, err = j.Verify(iss.Sign(t, claims(map[string]any{"groups": []string{"team-a", "ops"}, "cachedb_role": "none"})), now)
+	if err != nil || p.Role != None || strings.Join(p.Groups, ",") != "team-a,ops" {
+		t.Errorf("a list of groups and role none: %+v, %v", p, err)
+	}
+	p, err = j.Verify(iss.Sign(t, claims(map[string]any{"groups": "team-b"})), now)
+	if err != nil || strings.Join(p.Groups, ",") != "team-b" {
+		t.Errorf("one group: %+v, %v", p, err)
 	}
 	withDefault, err := NewJWTs(JWTConfig{DefaultRole: Reader}, iss.JWKS)
 	if err != nil {

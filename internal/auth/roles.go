@@ -6,11 +6,15 @@ import (
 )
 
 // Role is what a user may do. Roles are ordered: each includes what the ones below it allow.
+// The zero Role is no role at all (invalid in a users file, a token or a grant).
 type Role uint8
 
 const (
+	// None may do nothing by itself: a user whose role everywhere is none does only what
+	// grants (Grants) allow on particular catalogs and datasets.
+	None Role = iota + 1
 	// Reader runs queries (SELECT, EXPLAIN, SHOW, training reads) and reads metadata.
-	Reader Role = iota + 1
+	Reader
 	// Writer also changes memory tables: CREATE / INSERT / UPDATE / DELETE / DROP of tables,
 	// views, indexes and triggers, and bulk ingest.
 	Writer
@@ -19,7 +23,7 @@ const (
 	Admin
 )
 
-var roleNames = map[Role]string{Reader: "reader", Writer: "writer", Admin: "admin"}
+var roleNames = map[Role]string{None: "none", Reader: "reader", Writer: "writer", Admin: "admin"}
 
 func (r Role) String() string {
 	if name, ok := roleNames[r]; ok {
@@ -35,14 +39,18 @@ func ParseRole(s string) (Role, error) {
 			return r, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown role %q: want reader, writer or admin", s)
+	return 0, fmt.Errorf("unknown role %q: want none, reader, writer or admin", s)
 }
 
 // Principal is the authenticated caller of a request.
 type Principal struct {
 	User string
+	// Role is the user's role everywhere; grants may raise it on particular objects.
 	Role Role
+	// Groups are the groups the user belongs to (the users file's groups, a JWT's groups
+	// claim), which grants may name.
+	Groups []string
 }
 
-// Allows reports whether p may do what needs role.
+// Allows reports whether p may do what needs role everywhere, without grants.
 func (p Principal) Allows(need Role) bool { return p.Role >= need }

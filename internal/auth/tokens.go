@@ -11,13 +11,14 @@ import (
 // DefaultTokenTTL is how long a bearer token is valid unless told otherwise (--token-ttl).
 const DefaultTokenTTL = 12 * time.Hour
 
-// maxTokenLen bounds what Verify decodes: a token is about 150 bytes.
+// maxTokenLen bounds what Verify decodes: a token is about 150 bytes, more with many groups.
 const maxTokenLen = 4096
 
 // tokenClaim is the payload of a ticket.Token envelope.
 type tokenClaim struct {
-	User string `json:"user"`
-	Role string `json:"role"`
+	User   string   `json:"user"`
+	Role   string   `json:"role"`
+	Groups []string `json:"groups,omitempty"`
 }
 
 // TicketKind makes tokenClaim the payload of ticket.Token envelopes.
@@ -40,11 +41,15 @@ func NewTokens(keys *ticket.Keyring, ttl time.Duration) *Tokens {
 // Issue returns a token for p, valid from now for the TTL, and its expiry.
 func (t *Tokens) Issue(p Principal, now time.Time) (string, time.Time, error) {
 	expires := now.Add(t.ttl)
-	raw, err := t.keys.Seal(expires, tokenClaim{User: p.User, Role: p.Role.String()})
+	raw, err := t.keys.Seal(expires, tokenClaim{User: p.User, Role: p.Role.String(), Groups: p.Groups})
 	if err != nil {
 		return "", time.Time{}, err
 	}
-	return base64.RawURLEncoding.EncodeToString(raw), expires, nil
+	token := base64.RawURLEncoding.EncodeToString(raw)
+	if len(token) > maxTokenLen {
+		return "", time.Time{}, errs.Invalidf("the token of user %s would be %d bytes, more than %d: list fewer groups", p.User, len(token), maxTokenLen)
+	}
+	return token, expires, nil
 }
 
 // Verify returns the principal a token carries. Every failure is an errs.Unauthenticated error
@@ -69,5 +74,5 @@ func (t *Tokens) Verify(token string, now time.Time) (Principal, error) {
 	if err != nil || claim.User == "" {
 		return Principal{}, errs.Unauthenticatedf("the bearer token is malformed: no user or role")
 	}
-	return Principal{User: claim.User, Role: role}, nil
+	return Principal{User: claim.User, Role: role, Groups: claim.Groups}, nil
 }

@@ -19,9 +19,10 @@ import (
 //	  - name: alice
 //	    password_hash: "$2a$12$..."   # bcrypt; `cachedb hash-password` makes one
 //	    roles: [reader]
+//	    groups: [team-a]              # optional; grants may name them
 //
-// A user's role is the highest of the roles listed. Unknown keys, a user named twice, a hash that
-// is not bcrypt and a user without a known role are errors.
+// A user's role is the highest of the roles listed (none: only what grants allow). Unknown keys,
+// a user named twice, a hash that is not bcrypt and a user without a known role are errors.
 type usersFile struct {
 	Users []userEntry `yaml:"users"`
 }
@@ -30,6 +31,7 @@ type userEntry struct {
 	Name         string   `yaml:"name"`
 	PasswordHash string   `yaml:"password_hash"`
 	Roles        []string `yaml:"roles"`
+	Groups       []string `yaml:"groups"`
 }
 
 // Users are the identities a server accepts. Safe for concurrent use (immutable).
@@ -42,8 +44,9 @@ type Users struct {
 }
 
 type user struct {
-	hash []byte
-	role Role
+	hash   []byte
+	role   Role
+	groups []string
 }
 
 // ErrBadLogin is every failed login: the name is unknown or the password is wrong, never which.
@@ -90,7 +93,7 @@ func ParseUsers(data []byte) (*Users, error) {
 		}
 		maxCost = max(maxCost, cost)
 		if len(e.Roles) == 0 {
-			return nil, fmt.Errorf("%s: roles is empty: give reader, writer or admin", where)
+			return nil, fmt.Errorf("%s: roles is empty: give none, reader, writer or admin", where)
 		}
 		var role Role
 		for _, name := range e.Roles {
@@ -100,7 +103,12 @@ func ParseUsers(data []byte) (*Users, error) {
 			}
 			role = max(role, r)
 		}
-		u.byName[e.Name] = user{hash: []byte(e.PasswordHash), role: role}
+		for _, g := range e.Groups {
+			if g == "" {
+				return nil, fmt.Errorf("%s: a group name is empty", where)
+			}
+		}
+		u.byName[e.Name] = user{hash: []byte(e.PasswordHash), role: role, groups: slices.Clone(e.Groups)}
 	}
 	dummy, err := bcrypt.GenerateFromPassword(randomPassword(), maxCost)
 	if err != nil {
@@ -132,7 +140,7 @@ func (u *Users) Check(name, password string) (Principal, error) {
 	if subtle.ConstantTimeEq(boolInt(ok), 1)&subtle.ConstantTimeEq(boolInt(known), 1) != 1 {
 		return Principal{}, ErrBadLogin
 	}
-	return Principal{User: name, Role: entry.role}, nil
+	return Principal{User: name, Role: entry.role, Groups: slices.Clone(entry.groups)}, nil
 }
 
 func boolInt(b bool) int32 {
