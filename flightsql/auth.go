@@ -19,7 +19,8 @@ import (
 // cluster secret (internal/auth), so a data node verifies those its head issued.
 //
 // With Options.JWTs, a bearer token shaped as a JWT is verified against the configured keys
-// instead, and its claims name the principal (an identity provider's tokens).
+// instead, and its claims name the principal (an identity provider's tokens). With
+// Options.ServiceToken, the deployment's shared token is accepted as auth.ServiceUser.
 //
 // The interceptors (authUnary, authStream) run before any handler: a call with a bearer token
 // runs as its principal (principalFrom); one with a token that does not verify is refused with
@@ -79,6 +80,11 @@ func (s *Server) authenticate(ctx context.Context, method string) (context.Conte
 		p   auth.Principal
 		err error
 	)
+	if st := s.opts.ServiceToken; st != nil {
+		if sp, ok := st.Match(credentials); ok {
+			return s.withPrincipal(ctx, sp), nil
+		}
+	}
 	if s.opts.JWTs != nil && auth.LooksLikeJWT(credentials) {
 		p, err = s.opts.JWTs.Verify(credentials, s.now())
 	} else {
@@ -87,16 +93,23 @@ func (s *Server) authenticate(ctx context.Context, method string) (context.Conte
 	if err != nil {
 		return nil, err
 	}
+	return s.withPrincipal(ctx, p), nil
+}
+
+// withPrincipal returns ctx of a call that runs as p: its reads pass p's guard (guardOf).
+func (s *Server) withPrincipal(ctx context.Context, p auth.Principal) context.Context {
 	ctx = context.WithValue(ctx, principalKey{}, p)
 	if g := s.guardOf(ctx); g != nil {
 		ctx = engine.WithGuard(ctx, g)
 	}
-	return ctx, nil
+	return ctx
 }
 
-// loginsRequired reports whether every client must prove who it is: a users file or JWT keys
-// are configured.
-func (s *Server) loginsRequired() bool { return s.opts.Users != nil || s.opts.JWTs != nil }
+// loginsRequired reports whether every client must prove who it is: a users file, JWT keys or
+// a service token are configured.
+func (s *Server) loginsRequired() bool {
+	return s.opts.Users != nil || s.opts.JWTs != nil || s.opts.ServiceToken != nil
+}
 
 func (s *Server) authUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	ctx, err := s.authenticate(ctx, info.FullMethod)

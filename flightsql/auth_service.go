@@ -27,8 +27,8 @@ func (a *authService) Handshake(stream flight.FlightService_HandshakeServer) err
 	s := a.s
 	ctx := stream.Context()
 	if s.opts.Users == nil {
-		if s.opts.JWTs != nil {
-			return errs.Unauthenticatedf("this server takes no user names and passwords: send a bearer JWT from the identity provider (authorization: Bearer …) on every call")
+		if s.opts.JWTs != nil || s.opts.ServiceToken != nil {
+			return errs.Unauthenticatedf("this server takes no user names and passwords: send a bearer token (a JWT from the identity provider, or the service token) as authorization: Bearer … on every call")
 		}
 		return errs.Unsupportedf("this server takes no logins (it runs without --users): connect without a user name and password")
 	}

@@ -102,6 +102,10 @@ type Options struct {
 	// verifies as bearer tokens (an OIDC provider's, Kubernetes service-account tokens): the
 	// user and role come from the token's claims. Give every process of a cluster the same keys.
 	JWTs *auth.JWTs
+	// ServiceToken, when set, requires every client to log in too, and accepts the one token a
+	// deployment shares with its clients (a mounted Secret) as a bearer token, as user
+	// auth.ServiceUser. Give every process of a cluster the same token.
+	ServiceToken *auth.ServiceToken
 	// Grants raise users' roles on particular catalogs and datasets (authorize.go); nil: a
 	// user's role applies everywhere alike.
 	Grants *auth.Grants

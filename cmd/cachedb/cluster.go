@@ -114,7 +114,7 @@ func newWorkerCommand() *cobra.Command {
 			}
 			sec.warn("data node "+w.id, listen)
 			if kf != nil {
-				kf.awaitDataset(ctx, head, sec, ready)
+				kf.awaitDataset(ctx, head, w.id, key, sec, ready)
 			}
 			ready.Set(starting, true)
 			<-ctx.Done()

@@ -15,12 +15,16 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/cachedb/cachedb/cluster"
+	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
+	"github.com/cachedb/cachedb/internal/auth"
 	"github.com/cachedb/cachedb/internal/httpserve"
 	"github.com/cachedb/cachedb/internal/safe"
 )
@@ -221,6 +225,10 @@ func kubeflowSetup(cmd *cobra.Command, args []string, role string) (*kubeflowEnv
 		}
 	}
 	if secret, ok := f.Lookup("cluster-secret").Value.(*secretValue); ok && !secret.given() {
+		if login := loginFlag(f); login != "" {
+			// The derived key would sign login tokens anyone who reads the pod specs could make.
+			return nil, fmt.Errorf("logins in Kubeflow mode (%s) need a cluster secret: set CACHEDB_CLUSTER_SECRET or CACHEDB_CLUSTER_SECRET_FILE (a mounted Secret) on the head and every worker", login)
+		}
 		slog.Warn("Kubeflow mode: no cluster secret (CACHEDB_CLUSTER_SECRET or --cluster-secret-file) given, so tickets are signed with a key derived from the pods' shared environment, which anyone who can read the pod specs can derive; keep the cache's ports inside the namespace")
 		secret.setFromEnv(k.clusterSecret())
 	}
@@ -262,6 +270,22 @@ func kubeflowSetup(cmd *cobra.Command, args []string, role string) (*kubeflowEnv
 	slog.Info("Kubeflow Trainer mode: serving the data cache", "role", role, "table", k.tableName(), "metadata_location", k.metadataLoc,
 		"dataset", k.dataset(), "data_nodes", k.dataNodes(), "leader", k.leaderHost(), "local", k.local)
 	return k, nil
+}
+
+// loginFlag names a flag that turns logins on and was given ("" when none was): without a real
+// cluster secret, logins in Kubeflow mode would be worth nothing.
+func loginFlag(f *pflag.FlagSet) string {
+	for _, name := range []string{"users", "jwt-keys", "service-token-file"} {
+		if fl := f.Lookup(name); fl != nil && fl.Value.String() != "" {
+			return "--" + name
+		}
+	}
+	if fl := f.Lookup("service-token"); fl != nil {
+		if v, ok := fl.Value.(*secretValue); ok && v.given() {
+			return "--service-token"
+		}
+	}
+	return ""
 }
 
 // kubeflowHead is what a head in Kubeflow mode does besides serving: load the table as its
@@ -331,8 +355,10 @@ func (h *kubeflowHead) start(ctx context.Context, eng *engine.Engine, members *c
 }
 
 // awaitDataset makes a worker ready only once its head holds the dataset: it requires the
-// condition and asks the head (a PATH descriptor naming the dataset) until it answers.
-func (k *kubeflowEnv) awaitDataset(ctx context.Context, head string, sec security, ready *httpserve.Readiness) {
+// condition and asks the head (a PATH descriptor naming the dataset) until it answers. It
+// presents a token the cluster secret signs for user id (a reader), which a head that
+// requires logins accepts whatever its clients log in with.
+func (k *kubeflowEnv) awaitDataset(ctx context.Context, head, id string, key *ticket.Keyring, sec security, ready *httpserve.Readiness) {
 	cond := k.readyCondition()
 	ready.Require(cond)
 	var creds credentials.TransportCredentials = insecure.NewCredentials()
@@ -346,9 +372,14 @@ func (k *kubeflowEnv) awaitDataset(ctx context.Context, head string, sec securit
 		}
 		defer cl.Close()
 		desc := &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{k.dataset()}}
+		tokens := auth.NewTokens(key, time.Minute)
 		for {
-			callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			_, err := cl.GetSchema(callCtx, desc)
+			token, _, err := tokens.Issue(auth.Principal{User: id, Role: auth.Reader}, time.Now())
+			if err != nil {
+				return err
+			}
+			callCtx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(ctx, auth.Header, auth.BearerValue(token)), 10*time.Second)
+			_, err = cl.GetSchema(callCtx, desc)
 			cancel()
 			if err == nil {
 				slog.Info("Kubeflow mode: the head holds the dataset", "dataset", k.dataset())

@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/cachedb/cachedb/catalog/iceberg/demo"
 )
@@ -183,49 +184,76 @@ func awaitReadiness(t *testing.T, port string, code int, log func() string) stri
 // new client of location.uri. It returns the ride_id column and the FlightInfo.
 func readShardAsDataCacheDataset(t *testing.T, head string, index, total int) ([]int64, *flight.FlightInfo) {
 	t.Helper()
+	ids, info, err := readShardWithToken(head, index, total, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids, info
+}
+
+// readShardWithToken is readShardAsDataCacheDataset with every call carrying the bearer token
+// (none when empty), as a DataCacheDataset given call options with the authorization header
+// reads; it returns the first error instead of failing the test.
+func readShardWithToken(head string, index, total int, token string) ([]int64, *flight.FlightInfo, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	dial := func(addr string) flight.Client {
-		cl, err := flight.NewClientWithMiddleware(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cl
+	if token != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
 	}
-	cl := dial(head)
+	dial := func(addr string) (flight.Client, error) {
+		return flight.NewClientWithMiddleware(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	}
+	cl, err := dial(head)
+	if err != nil {
+		return nil, nil, err
+	}
 	defer cl.Close()
 	info, err := cl.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{strconv.Itoa(index), strconv.Itoa(total)}})
 	if err != nil {
-		t.Fatalf("get_flight_info(for_path(%d, %d)): %v", index, total, err)
+		return nil, nil, fmt.Errorf("get_flight_info(for_path(%d, %d)): %w", index, total, err)
 	}
 	var ids []int64
 	for _, ep := range info.Endpoint {
 		for _, loc := range ep.Location {
 			addr, ok := strings.CutPrefix(loc.Uri, "grpc://")
 			if !ok {
-				t.Fatalf("location %q: pyarrow's FlightClient dials grpc:// URIs", loc.Uri)
+				return nil, nil, fmt.Errorf("location %q: pyarrow's FlightClient dials grpc:// URIs", loc.Uri)
 			}
-			node := dial(addr)
-			stream, err := node.DoGet(ctx, ep.Ticket)
+			got, err := doGetIDs(ctx, dial, addr, ep.Ticket)
 			if err != nil {
-				t.Fatalf("do_get at %s: %v", loc.Uri, err)
+				return nil, nil, fmt.Errorf("do_get at %s: %w", loc.Uri, err)
 			}
-			rdr, err := flight.NewRecordReader(stream)
-			if err != nil {
-				t.Fatalf("do_get at %s: %v", loc.Uri, err)
-			}
-			for rdr.Next() {
-				rec := rdr.RecordBatch()
-				ids = append(ids, rec.Column(rec.Schema().FieldIndices("ride_id")[0]).(*array.Int64).Int64Values()...)
-			}
-			if err := rdr.Err(); err != nil && !errors.Is(err, io.EOF) {
-				t.Fatalf("do_get at %s: %v", loc.Uri, err)
-			}
-			rdr.Release()
-			node.Close()
+			ids = append(ids, got...)
 		}
 	}
-	return ids, info
+	return ids, info, nil
+}
+
+// doGetIDs redeems tk at addr on a new client and returns its ride_id column.
+func doGetIDs(ctx context.Context, dial func(string) (flight.Client, error), addr string, tk *flight.Ticket) ([]int64, error) {
+	node, err := dial(addr)
+	if err != nil {
+		return nil, err
+	}
+	defer node.Close()
+	stream, err := node.DoGet(ctx, tk)
+	if err != nil {
+		return nil, err
+	}
+	rdr, err := flight.NewRecordReader(stream)
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Release()
+	var ids []int64
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		ids = append(ids, rec.Column(rec.Schema().FieldIndices("ride_id")[0]).(*array.Int64).Int64Values()...)
+	}
+	if err := rdr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return ids, nil
 }
 
 // TestKubeflowDropIn starts a head and two workers as Kubeflow Trainer's data cache starts its

@@ -26,6 +26,8 @@ type securityFlags struct {
 	tokenTTL                time.Duration
 	jwt                     auth.JWTConfig
 	jwtDefaultRole          string
+	serviceToken            secretValue
+	serviceTokenRole        string
 }
 
 func (s *securityFlags) register(cmd *cobra.Command) {
@@ -43,6 +45,8 @@ func (s *securityFlags) register(cmd *cobra.Command) {
 	f.StringVar(&s.jwt.UserClaim, "jwt-user-claim", auth.DefaultUserClaim, "the JWT claim that is the user's name")
 	f.StringVar(&s.jwt.RoleClaim, "jwt-role-claim", auth.DefaultRoleClaim, "the JWT claim holding the user's role (reader, writer, admin; or a list of them, the highest counts)")
 	f.StringVar(&s.jwt.GroupsClaim, "jwt-groups-claim", auth.DefaultGroupsClaim, "the JWT claim holding the user's groups (a name or a list), which the configuration's grants may name")
+	registerSecret(f, &s.serviceToken, "service-token", "a bearer token of at least 32 characters that clients may present to act as user service (a Secret shared with them, e.g. a Kubeflow trainer's); with it every client must log in. Give every process of a cluster the same token")
+	f.StringVar(&s.serviceTokenRole, "service-token-role", auth.Reader.String(), "the role of the service token's bearer (none, reader, writer, admin)")
 	f.StringVar(&s.jwtDefaultRole, "jwt-default-role", "", "the role of a JWT without a role claim (none, reader, writer, admin; default: such a token is refused)")
 }
 
@@ -58,6 +62,8 @@ type security struct {
 	tokenTTL time.Duration
 	// jwts verifies JSON Web Tokens; nil accepts none.
 	jwts *auth.JWTs
+	// serviceToken is the deployment's shared bearer token; nil accepts none.
+	serviceToken *auth.ServiceToken
 	// grants raise users' roles on particular catalogs and datasets (a head's configuration).
 	grants *auth.Grants
 }
@@ -81,6 +87,19 @@ func (s *securityFlags) resolve(listen string) (security, error) {
 	if s.jwtDefaultRole != "" {
 		if s.jwt.DefaultRole, err = auth.ParseRole(s.jwtDefaultRole); err != nil {
 			return security{}, fmt.Errorf("--jwt-default-role: %w", err)
+		}
+	}
+	token, err := s.serviceToken.get()
+	if err != nil {
+		return security{}, err
+	}
+	if token != "" {
+		role, err := auth.ParseRole(s.serviceTokenRole)
+		if err != nil {
+			return security{}, fmt.Errorf("--service-token-role: %w", err)
+		}
+		if sec.serviceToken, err = auth.NewServiceToken(token, role); err != nil {
+			return security{}, err
 		}
 	}
 	if s.jwt.KeysFile != "" {
@@ -137,9 +156,15 @@ func (s security) apply(opts flightsql.Options) flightsql.Options {
 	opts.TLS = s.tls
 	opts.Users = s.users
 	opts.JWTs = s.jwts
+	opts.ServiceToken = s.serviceToken
 	opts.Grants = s.grants
 	opts.TokenTTL = s.tokenTTL
 	return opts
+}
+
+// loginsRequired reports whether clients must log in: users, JWT keys or a service token.
+func (s security) loginsRequired() bool {
+	return s.users != nil || s.jwts != nil || s.serviceToken != nil
 }
 
 // withGrants returns s with the grants of a head's configuration, which need logins to mean
@@ -149,7 +174,7 @@ func (s security) withGrants(cfg serverConfig) (security, error) {
 	if err != nil {
 		return security{}, err
 	}
-	if grants.Len() > 0 && s.users == nil && s.jwts == nil {
+	if grants.Len() > 0 && !s.loginsRequired() {
 		return security{}, fmt.Errorf("the configuration's grants need logins: give --users or --jwt-keys")
 	}
 	s.grants = grants
@@ -183,16 +208,19 @@ func (s security) logAttrs() []any {
 			mode = "mutual tls"
 		}
 	}
-	logins := "none required"
+	var kinds []string
 	if s.users != nil {
-		logins = fmt.Sprintf("%d users", len(s.users.Names()))
+		kinds = append(kinds, fmt.Sprintf("%d users", len(s.users.Names())))
 	}
 	if s.jwts != nil {
-		if s.users != nil {
-			logins += " and JWTs"
-		} else {
-			logins = "JWTs"
-		}
+		kinds = append(kinds, "JWTs")
+	}
+	if s.serviceToken != nil {
+		kinds = append(kinds, "a service token")
+	}
+	logins := "none required"
+	if len(kinds) > 0 {
+		logins = strings.Join(kinds, " and ")
 	}
 	attrs := []any{"transport", mode, "logins", logins}
 	if n := s.grants.Len(); n > 0 {
@@ -206,7 +234,7 @@ func (s security) warn(what, addr string) {
 	if s.tls == nil {
 		slog.Warn(what+" serves plaintext: anyone who can reach "+addr+" can read and alter its traffic; give --tls-cert and --tls-key to encrypt it", "addr", addr)
 	}
-	if s.users == nil && s.jwts == nil {
+	if !s.loginsRequired() {
 		slog.Warn(what+" requires no login: anyone who can reach "+addr+" can query, change and drop tables and datasets; give --users to require one", "addr", addr)
 	}
 }

@@ -64,8 +64,9 @@ class Security:
     system roots or the PEM bundle at ``tls_ca``; ``tls_cert`` and ``tls_key`` present a client
     certificate. ``user`` and ``password`` log in through the Flight handshake (HTTP Basic,
     answered with a bearer token that the head's data nodes accept too); ``token`` is such a
-    token given directly. A password or token left out is read from ``CACHEDB_PASSWORD`` or
-    ``CACHEDB_TOKEN``, so that none needs to appear in code.
+    token given directly (a JWT, or a deployment's service token). A password or token left out
+    is read from ``CACHEDB_PASSWORD``, or ``CACHEDB_TOKEN`` or the file ``CACHEDB_TOKEN_FILE``
+    names (a mounted Secret), so that none needs to appear in code.
     """
 
     tls: bool = False
@@ -98,7 +99,7 @@ class Security:
             if password is None:
                 raise ValueError(f"user {user!r} needs a password: pass password= or set CACHEDB_PASSWORD")
         if user is None and token is None:
-            token = os.environ.get("CACHEDB_TOKEN") or None
+            token = token_from_env()
         if user is not None and token is not None:
             raise ValueError("give a user and password or a token, not both")
         return cls(tls=tls, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key, user=user, password=password, token=token)
@@ -132,6 +133,33 @@ class Security:
 def _read(path: str) -> bytes:
     with open(path, "rb") as f:
         return f.read()
+
+
+def token_from_env() -> Optional[str]:
+    """The bearer token of ``CACHEDB_TOKEN``, or of the file ``CACHEDB_TOKEN_FILE`` names (a
+    mounted Secret; a trailing newline is ignored), as ``cachedb sql`` reads them; None when
+    neither is set."""
+    token = os.environ.get("CACHEDB_TOKEN") or None
+    path = os.environ.get("CACHEDB_TOKEN_FILE") or None
+    if path is None:
+        return token
+    if token is not None:
+        raise ValueError("give CACHEDB_TOKEN or CACHEDB_TOKEN_FILE, not both")
+    token = _read(path).decode().rstrip("\r\n")
+    if not token:
+        raise ValueError(f"CACHEDB_TOKEN_FILE {path} is empty")
+    return token
+
+
+def flight_call_options(token: Optional[str] = None, timeout: Optional[float] = None) -> flight.FlightCallOptions:
+    """Call options for plain ``pyarrow.flight`` calls to cachedb (``get_flight_info`` and
+    ``do_get`` of a ``FlightDescriptor.for_path`` read, as Kubeflow Trainer's
+    ``DataCacheDataset`` makes): the ``authorization: Bearer`` header of ``token``, or of
+    ``CACHEDB_TOKEN`` / ``CACHEDB_TOKEN_FILE``; no header when there is none."""
+    if token is None:
+        token = token_from_env()
+    headers = [] if token is None else [(b"authorization", b"Bearer " + token.encode())]
+    return flight.FlightCallOptions(headers=headers, timeout=timeout)
 
 
 def option_headers(options: Mapping[str, object]) -> List[Tuple[bytes, bytes]]:

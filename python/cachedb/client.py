@@ -109,7 +109,7 @@ def connect(
     On a server that requires TLS and logins (docs/security.md): ``tls_ca`` is the PEM bundle to
     trust (``tls=True`` trusts the system roots), ``tls_cert``/``tls_key`` a client certificate;
     ``user`` with ``password`` (or ``CACHEDB_PASSWORD``) logs in, or ``token`` (or
-    ``CACHEDB_TOKEN``) is a bearer token.
+    ``CACHEDB_TOKEN``, or the file ``CACHEDB_TOKEN_FILE`` names) is a bearer token.
     """
     security = Security.of(address, tls=tls, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key, user=user, password=password, token=token)
     return Connection(address, timeout, security)

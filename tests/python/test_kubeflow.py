@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pathlib
+import secrets
 import signal
 import subprocess
 import tempfile
@@ -120,9 +121,10 @@ class Pod:
 
 
 @contextlib.contextmanager
-def running_cache(s3, workdir: pathlib.Path, name: str, files: int, rows_per_file: int):
+def running_cache(s3, workdir: pathlib.Path, name: str, files: int, rows_per_file: int, extra_env: dict[str, str] | None = None):
     """Writes kubeflow.NAME, starts a head and WORKERS workers over it with Kubeflow's
-    environment and yields (the head's grpc:// endpoint, the row count) once all are ready."""
+    environment (and extra_env) and yields (the head's grpc:// endpoint, the row count) once all
+    are ready."""
     metadata_loc, rows = write_table(s3, workdir, name, files, rows_per_file)
     port = free_port()
     env = {
@@ -138,6 +140,7 @@ def running_cache(s3, workdir: pathlib.Path, name: str, files: int, rows_per_fil
         "AWS_REGION": s3.region,
         "AWS_EC2_METADATA_DISABLED": "true",
         "CACHEDB_S3_ENDPOINT": s3.endpoint,
+        **(extra_env or {}),
     }
     pods = []
     try:
@@ -167,10 +170,13 @@ class DataCacheDataset:
     torch.distributed's rank and world size and the DataLoader worker given instead of read
     from torch, and the endpoint given instead of built from TRAIN_JOB_NAME."""
 
-    def __init__(self, endpoint: str, seed: int = 0, batch_size: int = 128):
+    def __init__(self, endpoint: str, seed: int = 0, batch_size: int = 128, options=None):
         self.endpoint = endpoint
         self.seed = seed
         self.batch_size = batch_size
+        # Not in Kubeflow's code: the call options of a cache that requires a login
+        # (cachedb.flight_call_options()), passed to get_flight_info and do_get.
+        self.options = options
 
     def set_epoch(self, epoch):
         self.seed = self.seed + epoch
@@ -204,14 +210,14 @@ class DataCacheDataset:
 
         descriptor = pa.flight.FlightDescriptor.for_path(*[s for s in [str(index), str(total_workers)]])
         client = pa.flight.connect(self.endpoint)
-        flight_info = client.get_flight_info(descriptor)
+        flight_info = client.get_flight_info(descriptor, self.options)
         self.last_info = flight_info
 
         for endpoint in flight_info.endpoints:
             for location in endpoint.locations:
                 _client = FlightClient(location.uri)
                 ticket = endpoint.ticket
-                reader = _client.do_get(ticket)
+                reader = _client.do_get(ticket, self.options)
                 yield from self.stream_recordbatch_chunks(reader, self.batch_size)
 
 
@@ -253,6 +259,32 @@ def test_fewer_rows_than_shards_and_nodes(minio, tmp_path):
                     assert ds.last_info.endpoints == []
                 ids.extend(got)
             assert sorted(ids) == list(range(rows))
+
+
+def test_a_token_from_a_secret(minio, tmp_path, monkeypatch):
+    """The cache's pods given a service token in a file (CACHEDB_SERVICE_TOKEN_FILE, a mounted
+    Secret) and a cluster secret besides Kubeflow's environment: every pod becomes ready; a
+    DataCacheDataset without the token is refused; given cachedb.flight_call_options() (the
+    token from CACHEDB_TOKEN_FILE, the same Secret mounted in the trainer) it reads every row
+    once, and so does cachedb.CacheDataset, which reads the same variable."""
+    import cachedb
+
+    token_file = tmp_path / "token"
+    token_file.write_text(secrets.token_hex(32) + "\n")
+    env = {"CACHEDB_SERVICE_TOKEN_FILE": str(token_file), "CACHEDB_CLUSTER_SECRET": secrets.token_hex(16)}
+    with running_cache(minio, tmp_path, "guarded", 2, 500, env) as (endpoint, rows):
+        with pytest.raises(pa.flight.FlightUnauthenticatedError):
+            list(DataCacheDataset(endpoint).iterate(0, 1, 0, 1))
+        monkeypatch.setenv("CACHEDB_TOKEN_FILE", str(token_file))
+        ds = DataCacheDataset(endpoint, options=cachedb.flight_call_options())
+        for shards in (1, 3):
+            ids = [i for k in range(shards) for chunk in ds.iterate(k, shards, 0, 1) for i in chunk.column("id").to_pylist()]
+            assert sorted(ids) == list(range(rows))
+        ids = [i for batch in cachedb.CacheDataset(endpoint, "guarded", columns=["id"], batch_size=256) for i in batch["id"].tolist()]
+        assert sorted(ids) == list(range(rows))
+        monkeypatch.setenv("CACHEDB_TOKEN_FILE", str(tmp_path / "missing"))
+        with pytest.raises(FileNotFoundError):
+            cachedb.flight_call_options()
 
 
 def test_endpoints_are_on_the_workers(cache):
