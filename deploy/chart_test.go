@@ -60,6 +60,19 @@ trainingRuntime:
   numNodes: 2
   dataset: {name: lisbon, sql: "CREATE TABLE IF NOT EXISTS lisbon AS SELECT * FROM lake.rides WHERE city = 'Lisbon'"}
 `,
+	"tls-cert-manager": `
+clusterSecret: {value: not-a-real-secret}
+tls:
+  enabled: true
+  mutual: true
+  certManager: {issuerRef: {name: cachedb-ca, kind: ClusterIssuer}, dnsNames: [cachedb.example.com]}
+trainingRuntime: {enabled: true}
+`,
+	"tls-existing-secret": `
+clusterSecret: {value: not-a-real-secret}
+tls: {enabled: true, existingSecret: cachedb-tls-by-hand, caFromSecret: false}
+trainingRuntime: {enabled: true}
+`,
 	"no-extras": `
 fullnameOverride: cache
 dataNodes: 1

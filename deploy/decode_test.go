@@ -27,6 +27,7 @@ var types = map[string]func() any{
 	"leaderworkerset.x-k8s.io/v1/LeaderWorkerSet":          func() any { return &lwsv1.LeaderWorkerSet{} },
 	"monitoring.coreos.com/v1/ServiceMonitor":              func() any { return &monitoringv1.ServiceMonitor{} },
 	"trainer.kubeflow.org/v1alpha1/ClusterTrainingRuntime": func() any { return &trainerv1alpha1.ClusterTrainingRuntime{} },
+	"cert-manager.io/v1/Certificate":                       func() any { return &certificate{} },
 }
 
 // decodeStrict decodes o into its API type: an unknown apiVersion/kind, an unknown field, a
@@ -39,6 +40,11 @@ func decodeStrict(o object) (decoded, error) {
 	v := mk()
 	if err := yaml.UnmarshalStrict(o.raw, v); err != nil {
 		return decoded{}, err
+	}
+	if c, ok := v.(interface{ validate() error }); ok {
+		if err := c.validate(); err != nil {
+			return decoded{}, err
+		}
 	}
 	return decoded{object: o, value: v}, nil
 }

@@ -32,7 +32,8 @@ import (
 // address naming a pod or a Service of the release (POD.SUBDOMAIN.NAMESPACE[.svc...]:PORT,
 // SERVICE.NAMESPACE.svc:PORT) is rewritten to 127.0.0.1 and that pod's port; a volume's
 // mountPath is rewritten to a directory of the pod's own. An address into the namespace that
-// names nothing rendered is an error, as it would not resolve in the cluster either.
+// names nothing rendered is an error, as it would not resolve in the cluster either. A
+// cert-manager Certificate is issued into its Secret by a stand-in CA (certissuer_test.go).
 
 // imageSpec is what deploy/Dockerfile's final stage gives a container: its entrypoint and
 // environment.
@@ -125,9 +126,23 @@ func newLoopbackCluster(objs []decoded, namespace, lws, binary, dir string) (*lo
 	}
 	c := &loopbackCluster{namespace: namespace, image: image, binary: binary,
 		secrets: map[string]map[string]string{}, configMaps: map[string]map[string]string{}, dir: dir, taken: map[int]bool{}}
-	var set *lwsv1.LeaderWorkerSet
+	var (
+		set    *lwsv1.LeaderWorkerSet
+		issuer *certIssuer
+	)
 	for _, d := range objs {
 		switch v := d.value.(type) {
+		case *certificate:
+			if issuer == nil {
+				if issuer, err = newCertIssuer(); err != nil {
+					return nil, err
+				}
+			}
+			data, err := issuer.issue(v, int64(len(c.secrets)+2))
+			if err != nil {
+				return nil, err
+			}
+			c.secrets[v.Spec.SecretName] = data
 		case *corev1.Secret:
 			data := map[string]string{}
 			for k, b := range v.Data {
@@ -357,9 +372,20 @@ func (c *loopbackCluster) mountVolumes(p *loopbackPod) (map[string]string, error
 		case v.Secret != nil:
 			data, ok := c.secrets[v.Secret.SecretName]
 			if !ok {
-				return nil, fmt.Errorf("volume %s: Secret %s not rendered", v.Name, v.Secret.SecretName)
+				return nil, fmt.Errorf("volume %s: Secret %s not rendered (nor issued for a Certificate)", v.Name, v.Secret.SecretName)
 			}
 			files = data
+			if len(v.Secret.Items) > 0 {
+				// Only the keys listed, at their paths.
+				files = map[string]string{}
+				for _, it := range v.Secret.Items {
+					content, ok := data[it.Key]
+					if !ok {
+						return nil, fmt.Errorf("volume %s: Secret %s has no key %s", v.Name, v.Secret.SecretName, it.Key)
+					}
+					files[it.Path] = content
+				}
+			}
 		default:
 			return nil, fmt.Errorf("volume %s: only emptyDir, configMap and secret volumes are stood in for", v.Name)
 		}

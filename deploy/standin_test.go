@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,7 +21,8 @@ import (
 )
 
 // standinValues are the chart values the stand-in renders: three data nodes, a cluster secret
-// the chart makes a Secret of, and a configuration (a ConfigMap) whose one catalog is the
+// the chart makes a Secret of, mutual TLS with certificates from cert-manager (which the
+// stand-in issues, certissuer_test.go), and a configuration (a ConfigMap) whose one catalog is the
 // embedded demo warehouse in warehouse, a directory every pod reaches, as every pod of a
 // cluster reaches its object store. (Without a configuration each pod would generate a demo
 // warehouse of its own in its own /tmp, whose snapshots the others cannot read.)
@@ -42,6 +44,10 @@ func standinValues(t *testing.T, warehouse string) map[string]any {
 		"dataNodes":     3,
 		"clusterSecret": map[string]any{"value": hex.EncodeToString(secret)},
 		"logFormat":     "text",
+		"tls": map[string]any{
+			"enabled": true, "mutual": true,
+			"certManager": map[string]any{"issuerRef": map[string]any{"name": "standin-ca", "kind": "ClusterIssuer"}},
+		},
 		"config": map[string]any{
 			"default_catalog": "local",
 			"catalogs":        []any{map[string]any{"name": "local", "type": "embedded", "uri": warehouse}},
@@ -124,13 +130,33 @@ func TestChartStandin(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(flight)
+	tlsArgs, scheme, err := clientTLSArgs(objs, c, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	sql := func(query string) string {
 		t.Helper()
-		out, err := exec.Command(bin, "sql", "--connect", addr, "-e", query).CombinedOutput()
+		out, err := exec.Command(bin, append(append([]string{"sql", "--connect", addr}, tlsArgs...), "-e", query)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", query, err, out)
 		}
 		return string(out)
+	}
+	if tlsArgs != nil {
+		// Every pod serves the certificate issued for it, and a client without TLS, or without
+		// a client certificate where TLS is mutual, is refused.
+		for _, p := range c.pods {
+			if log, _ := os.ReadFile(p.logFile()); !strings.Contains(string(log), "transport=tls") && !strings.Contains(string(log), `transport="mutual tls"`) {
+				t.Errorf("pod %s does not serve TLS:\n%s", p.pod.Name, tail(p.logFile()))
+			}
+		}
+		if out, err := exec.Command(bin, "sql", "--connect", addr, "-e", "SELECT 1").CombinedOutput(); err == nil {
+			t.Errorf("a plaintext client was answered:\n%s", out)
+		}
+		headLog, _ := os.ReadFile(head.logFile())
+		if out, err := exec.Command(bin, "sql", "--connect", addr, tlsArgs[0], "-e", "SELECT 1").CombinedOutput(); err == nil && strings.Contains(string(headLog), `transport="mutual tls"`) {
+			t.Errorf("a client without a certificate was answered by a mutual TLS head:\n%s", out)
+		}
 	}
 
 	// Every data node registered under its pod's name (--id=$(POD_NAME)), at the address it
@@ -179,8 +205,8 @@ func TestChartStandin(t *testing.T) {
 				env := envOf(tmpl.Spec.Containers[0])
 				dataset = env["CACHEDB_DATASET"]
 				got, err := c.rewrite(&loopbackPod{}, nil, env["CACHEDB_ADDRESS"])
-				if err != nil || got != "grpc://"+addr {
-					t.Errorf("the trainer step's CACHEDB_ADDRESS %q is %q (%v) on loopback, want the head's grpc://%s", env["CACHEDB_ADDRESS"], got, err, addr)
+				if err != nil || got != scheme+addr {
+					t.Errorf("the trainer step's CACHEDB_ADDRESS %q is %q (%v) on loopback, want the head's %s%s", env["CACHEDB_ADDRESS"], got, err, scheme, addr)
 				}
 			}
 		}
@@ -246,6 +272,38 @@ func TestChartStandin(t *testing.T) {
 			t.Errorf("pod %s wrote in its working directory (the read-only root): %v %v", p.pod.Name, entries, err)
 		}
 	}
+}
+
+// clientTLSArgs are the `cachedb sql` flags that reach the stood-in group from outside it, and
+// the scheme of its address: none and grpc:// without a Certificate; with one, its CA and (for
+// mutual TLS) a client certificate issued for a Certificate of client usage (one without server
+// usage preferred), written under dir, and grpc+tls://.
+func clientTLSArgs(objs []decoded, c *loopbackCluster, dir string) ([]string, string, error) {
+	var client *certificate
+	for _, d := range objs {
+		cert, ok := d.value.(*certificate)
+		if !ok || !slices.Contains(cert.Spec.Usages, "client auth") {
+			continue
+		}
+		if client == nil || !slices.Contains(cert.Spec.Usages, "server auth") {
+			client = cert
+		}
+	}
+	if client == nil {
+		return nil, "grpc://", nil
+	}
+	data := c.secrets[client.Spec.SecretName]
+	var args []string
+	// --tls-ca first: alone it is a client without a certificate.
+	for _, kf := range [][2]string{{"ca.crt", "--tls-ca"}, {"tls.crt", "--tls-cert"}, {"tls.key", "--tls-key"}} {
+		key, flag := kf[0], kf[1]
+		path := filepath.Join(dir, "client-"+key)
+		if err := os.WriteFile(path, []byte(data[key]), 0o600); err != nil {
+			return nil, "", err
+		}
+		args = append(args, flag+"="+path)
+	}
+	return args, "grpc+tls://", nil
 }
 
 // runtimeOf is the rendered ClusterTrainingRuntime, if any.

@@ -62,7 +62,8 @@ class Security:
 
     ``tls`` connects over TLS (implied by a ``grpc+tls://`` address or ``tls_ca``), trusting the
     system roots or the PEM bundle at ``tls_ca``; ``tls_cert`` and ``tls_key`` present a client
-    certificate. ``user`` and ``password`` log in through the Flight handshake (HTTP Basic,
+    certificate. Left out, they come from ``CACHEDB_TLS_CA``, ``CACHEDB_TLS_CERT`` and
+    ``CACHEDB_TLS_KEY`` when set. ``user`` and ``password`` log in through the Flight handshake (HTTP Basic,
     answered with a bearer token that the head's data nodes accept too); ``token`` is such a
     token given directly (a JWT, or a deployment's service token). A password or token left out
     is read from ``CACHEDB_PASSWORD``, or ``CACHEDB_TOKEN`` or the file ``CACHEDB_TOKEN_FILE``
@@ -90,6 +91,13 @@ class Security:
         password: Optional[str] = None,
         token: Optional[str] = None,
     ) -> "Security":
+        # As cachedb sql's flags: CACHEDB_TLS_CA, CACHEDB_TLS_CERT and CACHEDB_TLS_KEY stand in for
+        # what is not given (files a pod mounts, as the Helm chart's training runtime sets them).
+        if tls_ca is None:
+            tls_ca = os.environ.get("CACHEDB_TLS_CA") or None
+        if tls_cert is None and tls_key is None:
+            tls_cert = os.environ.get("CACHEDB_TLS_CERT") or None
+            tls_key = os.environ.get("CACHEDB_TLS_KEY") or None
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("a client certificate needs both tls_cert and tls_key")
         if tls is None:

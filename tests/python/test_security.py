@@ -161,6 +161,11 @@ def test_cachedb_client_and_cache_dataset_over_tls_with_a_login(secure, monkeypa
     monkeypatch.setenv("CACHEDB_TOKEN", bearer.decode().removeprefix("Bearer "))
     ds = cachedb.CacheDataset(addr, "secure_rides", columns=["ride_id"], batch_size=50000, tls_ca=certs["ca"])
     assert sum(len(b["ride_id"]) for b in ds) == 200000
+    # The CA from the environment too, as the Helm chart's training runtime gives it.
+    monkeypatch.setenv("CACHEDB_TLS_CA", certs["ca"])
+    with cachedb.connect(f"grpc+tls://{addr}") as db:
+        assert db.sql("SELECT count(*) AS n FROM secure_rides").column("n")[0].as_py() == 200000
+    monkeypatch.delenv("CACHEDB_TLS_CA")
     monkeypatch.delenv("CACHEDB_TOKEN")
     # Without a login, or without the CA, the client is refused with a clear error.
     with pytest.raises(ValueError, match="CACHEDB_PASSWORD"):

@@ -55,6 +55,70 @@ app.kubernetes.io/part-of: cachedb
 {{- end -}}
 {{- end -}}
 
+{{/* The kubernetes.io/tls Secret the pods serve TLS with: the one named, or cert-manager's. */}}
+{{- define "cachedb.tlsSecretName" -}}
+{{- if .Values.tls.existingSecret -}}
+{{- .Values.tls.existingSecret -}}
+{{- else if .Values.tls.certManager.issuerRef.name -}}
+{{- printf "%s-tls" (include "cachedb.fullname" .) -}}
+{{- else -}}
+{{- fail "tls.enabled: set tls.existingSecret (a kubernetes.io/tls Secret) or tls.certManager.issuerRef.name (the cert-manager Issuer that signs)" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The client certificate's Secret of the training runtime's pods (mutual TLS). */}}
+{{- define "cachedb.tlsClientSecretName" -}}
+{{- if .Values.tls.clientExistingSecret -}}
+{{- .Values.tls.clientExistingSecret -}}
+{{- else if .Values.tls.certManager.issuerRef.name -}}
+{{- printf "%s-client-tls" (include "cachedb.fullname" .) -}}
+{{- else -}}
+{{- fail "tls.mutual with the training runtime: set tls.clientExistingSecret (a client certificate's kubernetes.io/tls Secret) or tls.certManager.issuerRef.name" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Where the TLS Secret is mounted. */}}
+{{- define "cachedb.tlsDir" -}}/etc/cachedb-tls{{- end -}}
+
+{{/* The client side of TLS for a pod of the training runtime: variables (cachedb sql's flags;
+the Python client's tls_ca) naming the mounted files. */}}
+{{- define "cachedb.tlsClientEnv" -}}
+{{- if .Values.tls.enabled }}
+{{- if .Values.tls.caFromSecret }}
+- name: CACHEDB_TLS_CA
+  value: {{ include "cachedb.tlsDir" . }}/ca.crt
+{{- else }}
+- name: CACHEDB_TLS
+  value: "true"
+{{- end }}
+{{- if .Values.tls.mutual }}
+- name: CACHEDB_TLS_CERT
+  value: {{ include "cachedb.tlsDir" . }}/tls.crt
+- name: CACHEDB_TLS_KEY
+  value: {{ include "cachedb.tlsDir" . }}/tls.key
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* Whether a training runtime pod mounts TLS files: the CA from the Secret, or a client
+certificate for mutual TLS ("true" or ""). */}}
+{{- define "cachedb.tlsClientFiles" -}}
+{{- if and .Values.tls.enabled (or .Values.tls.caFromSecret .Values.tls.mutual) }}true{{ end -}}
+{{- end -}}
+
+{{/* The volume of a training runtime pod's TLS files: the CA, and the client certificate for
+mutual TLS. */}}
+{{- define "cachedb.tlsClientVolume" -}}
+- name: tls
+  secret:
+    {{- if .Values.tls.mutual }}
+    secretName: {{ include "cachedb.tlsClientSecretName" . }}
+    {{- else }}
+    secretName: {{ include "cachedb.tlsSecretName" . }}
+    items: [{key: ca.crt, path: ca.crt}]
+    {{- end }}
+{{- end -}}
+
 {{/* The head's Service: where clients, data nodes' tickets and the training runtime go. */}}
 {{- define "cachedb.headService" -}}
 {{- printf "%s-head" (include "cachedb.fullname" .) -}}
@@ -97,6 +161,20 @@ app.kubernetes.io/part-of: cachedb
 - name: CACHEDB_CONFIG
   value: /etc/cachedb/config.yaml
 {{- end }}
+{{- if .Values.tls.enabled }}
+- name: CACHEDB_TLS_CERT
+  value: {{ include "cachedb.tlsDir" . }}/tls.crt
+- name: CACHEDB_TLS_KEY
+  value: {{ include "cachedb.tlsDir" . }}/tls.key
+{{- if .Values.tls.caFromSecret }}
+- name: CACHEDB_TLS_CA
+  value: {{ include "cachedb.tlsDir" . }}/ca.crt
+{{- end }}
+{{- if .Values.tls.mutual }}
+- name: CACHEDB_TLS_CLIENT_CA
+  value: {{ include "cachedb.tlsDir" . }}/ca.crt
+{{- end }}
+{{- end }}
 {{- with .Values.extraEnv }}
 {{ toYaml . }}
 {{- end }}
@@ -122,6 +200,9 @@ volumeMounts:
   {{- if .Values.config }}
   - {name: config, mountPath: /etc/cachedb, readOnly: true}
   {{- end }}
+  {{- if .Values.tls.enabled }}
+  - {name: tls, mountPath: {{ include "cachedb.tlsDir" . }}, readOnly: true}
+  {{- end }}
   {{- with .Values.extraVolumeMounts }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
@@ -143,6 +224,10 @@ volumes:
   {{- if .Values.config }}
   - name: config
     configMap: {name: {{ include "cachedb.fullname" . }}}
+  {{- end }}
+  {{- if .Values.tls.enabled }}
+  - name: tls
+    secret: {secretName: {{ include "cachedb.tlsSecretName" . }}}
   {{- end }}
   {{- with .Values.extraVolumes }}
   {{- toYaml . | nindent 2 }}
