@@ -23,8 +23,8 @@ import (
 // Options.ServiceToken, the deployment's shared token is accepted as auth.ServiceUser.
 //
 // The interceptors (authUnary, authStream) run before any handler: a call with a bearer token
-// runs as its principal (principalFrom); one with a token that does not verify is refused with
-// UNAUTHENTICATED. Without credentials, a server with Users refuses every call but three, which
+// runs as its principal (principalFrom); one with a token that does not verify, or that
+// Options.Revocations revokes, is refused with UNAUTHENTICATED. Without credentials, a server with Users refuses every call but three, which
 // prove themselves in authService: the handshake, DoGet of a ticket the cluster signed for
 // another process (partition, shuffle), and DoAction of an action signed with the cluster secret
 // (membership, datasets, cancel). A server without Users accepts calls without credentials, as
@@ -76,24 +76,30 @@ func (s *Server) authenticate(ctx context.Context, method string) (context.Conte
 		// The scheme is not quoted: a client that sent a bare password would see it echoed.
 		return nil, errs.Unauthenticatedf("a call takes a Bearer token (the handshake's answer), not other authorization")
 	}
-	var (
-		p   auth.Principal
-		err error
-	)
-	if st := s.opts.ServiceToken; st != nil {
-		if sp, ok := st.Match(credentials); ok {
-			return s.withPrincipal(ctx, sp), nil
-		}
-	}
-	if s.opts.JWTs != nil && auth.LooksLikeJWT(credentials) {
-		p, err = s.opts.JWTs.Verify(credentials, s.now())
-	} else {
-		p, err = s.tokens.Verify(credentials, s.now())
-	}
+	p, err := s.verifyBearer(credentials)
 	if err != nil {
 		return nil, err
 	}
+	if r := s.opts.Revocations; r != nil {
+		if err := r.Check(p, s.now()); err != nil {
+			return nil, err
+		}
+	}
 	return s.withPrincipal(ctx, p), nil
+}
+
+// verifyBearer returns the principal of a bearer token: the service token, a JWT, or a token
+// this cluster issued.
+func (s *Server) verifyBearer(credentials string) (auth.Principal, error) {
+	if st := s.opts.ServiceToken; st != nil {
+		if p, ok := st.Match(credentials); ok {
+			return p, nil
+		}
+	}
+	if s.opts.JWTs != nil && auth.LooksLikeJWT(credentials) {
+		return s.opts.JWTs.Verify(credentials, s.now())
+	}
+	return s.tokens.Verify(credentials, s.now())
 }
 
 // withPrincipal returns ctx of a call that runs as p: its reads pass p's guard (guardOf).

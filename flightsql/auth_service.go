@@ -50,6 +50,11 @@ func (a *authService) Handshake(stream flight.FlightService_HandshakeServer) err
 	if err == nil {
 		var p auth.Principal
 		if p, err = s.opts.Users.Check(user, password); err == nil {
+			if r := s.opts.Revocations; r != nil {
+				if err := r.CheckLogin(p.User, s.now()); err != nil {
+					return err
+				}
+			}
 			return a.answerLogin(stream, p)
 		}
 	}

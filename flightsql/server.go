@@ -106,6 +106,10 @@ type Options struct {
 	// deployment shares with its clients (a mounted Secret) as a bearer token, as user
 	// auth.ServiceUser. Give every process of a cluster the same token.
 	ServiceToken *auth.ServiceToken
+	// Revocations, when set, refuses the tokens it lists (those of a user issued before a time,
+	// or all of a user's), and the logins of users all of whose tokens it revokes. Give every
+	// process of a cluster the same file.
+	Revocations *auth.Revocations
 	// Grants raise users' roles on particular catalogs and datasets (authorize.go); nil: a
 	// user's role applies everywhere alike.
 	Grants *auth.Grants

@@ -28,6 +28,7 @@ type securityFlags struct {
 	jwtDefaultRole          string
 	serviceToken            secretValue
 	serviceTokenRole        string
+	revocations             string
 }
 
 func (s *securityFlags) register(cmd *cobra.Command) {
@@ -47,6 +48,7 @@ func (s *securityFlags) register(cmd *cobra.Command) {
 	f.StringVar(&s.jwt.GroupsClaim, "jwt-groups-claim", auth.DefaultGroupsClaim, "the JWT claim holding the user's groups (a name or a list), which the configuration's grants may name")
 	registerSecret(f, &s.serviceToken, "service-token", "a bearer token of at least 32 characters that clients may present to act as user service (a Secret shared with them, e.g. a Kubeflow trainer's); with it every client must log in. Give every process of a cluster the same token")
 	f.StringVar(&s.serviceTokenRole, "service-token-role", auth.Reader.String(), "the role of the service token's bearer (none, reader, writer, admin)")
+	f.StringVar(&s.revocations, "revocations", "", "YAML or JSON file of revoked tokens (revoked: a user's tokens issued before a time, or all of a user's), re-read when it changes. Give every process of a cluster the same file")
 	f.StringVar(&s.jwtDefaultRole, "jwt-default-role", "", "the role of a JWT without a role claim (none, reader, writer, admin; default: such a token is refused)")
 }
 
@@ -64,6 +66,8 @@ type security struct {
 	jwts *auth.JWTs
 	// serviceToken is the deployment's shared bearer token; nil accepts none.
 	serviceToken *auth.ServiceToken
+	// revocations refuses revoked tokens; nil refuses none.
+	revocations *auth.Revocations
 	// grants raise users' roles on particular catalogs and datasets (a head's configuration).
 	grants *auth.Grants
 }
@@ -108,6 +112,21 @@ func (s *securityFlags) resolve(listen string) (security, error) {
 		}
 	} else if s.jwt.Issuer != "" || s.jwt.Audience != "" || s.jwtDefaultRole != "" {
 		return security{}, fmt.Errorf("--jwt-issuer, --jwt-audience and --jwt-default-role need --jwt-keys")
+	}
+	if s.revocations != "" {
+		if !sec.loginsRequired() {
+			return security{}, fmt.Errorf("--revocations needs logins (--users, --jwt-keys or --service-token-file): without them no token is needed")
+		}
+		path := s.revocations
+		if sec.revocations, err = auth.LoadRevocations(path, func(err error) {
+			if err != nil {
+				slog.Warn("revocations file changed but cannot be loaded; the previous list stays in force", "err", err)
+				return
+			}
+			slog.Info("revocations reloaded", "file", path)
+		}); err != nil {
+			return security{}, err
+		}
 	}
 	return sec, nil
 }
@@ -157,6 +176,7 @@ func (s security) apply(opts flightsql.Options) flightsql.Options {
 	opts.Users = s.users
 	opts.JWTs = s.jwts
 	opts.ServiceToken = s.serviceToken
+	opts.Revocations = s.revocations
 	opts.Grants = s.grants
 	opts.TokenTTL = s.tokenTTL
 	return opts
@@ -225,6 +245,9 @@ func (s security) logAttrs() []any {
 	attrs := []any{"transport", mode, "logins", logins}
 	if n := s.grants.Len(); n > 0 {
 		attrs = append(attrs, "grants", n)
+	}
+	if s.revocations != nil {
+		attrs = append(attrs, "revoked_users", s.revocations.Len())
 	}
 	return attrs
 }

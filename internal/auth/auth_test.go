@@ -150,7 +150,7 @@ func TestTokens(t *testing.T) {
 	if !expires.Equal(now.Add(time.Hour)) {
 		t.Errorf("expires %v", expires)
 	}
-	if got, err := tokens.Verify(tok, now.Add(59*time.Minute)); err != nil || !reflect.DeepEqual(got, Principal{User: "alice", Role: Writer, Groups: []string{"team-a"}}) {
+	if got, err := tokens.Verify(tok, now.Add(59*time.Minute)); err != nil || !reflect.DeepEqual(got, Principal{User: "alice", Role: Writer, Groups: []string{"team-a"}, Issued: now}) {
 		t.Errorf("Verify = %v, %v", got, err)
 	}
 	// Any process holding the secret verifies it; a rotated-in previous key too.

@@ -164,7 +164,11 @@ func (j *JWTs) Verify(token string, now time.Time) (Principal, error) {
 	if err != nil {
 		return refuse("claim %q (the groups) %v", j.cfg.GroupsClaim, err)
 	}
-	return Principal{User: user, Role: role, Groups: groups}, nil
+	p := Principal{User: user, Role: role, Groups: groups}
+	if std.IssuedAt != nil {
+		p.Issued = std.IssuedAt.Time()
+	}
+	return p, nil
 }
 
 // stringsOf reads a claim that is a string or a list of strings (nil when absent).

@@ -3,6 +3,7 @@ package auth
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Role is what a user may do. Roles are ordered: each includes what the ones below it allow.
@@ -50,6 +51,9 @@ type Principal struct {
 	// Groups are the groups the user belongs to (the users file's groups, a JWT's groups
 	// claim), which grants may name.
 	Groups []string
+	// Issued is when the token the call carries was issued (zero when unknown: a service
+	// token, a JWT without iat), which revocations compare.
+	Issued time.Time
 }
 
 // Allows reports whether p may do what needs role everywhere, without grants.

@@ -19,6 +19,8 @@ type tokenClaim struct {
 	User   string   `json:"user"`
 	Role   string   `json:"role"`
 	Groups []string `json:"groups,omitempty"`
+	// Issued is when the token was issued, in Unix seconds (revocations compare it).
+	Issued int64 `json:"iat,omitempty"`
 }
 
 // TicketKind makes tokenClaim the payload of ticket.Token envelopes.
@@ -41,7 +43,7 @@ func NewTokens(keys *ticket.Keyring, ttl time.Duration) *Tokens {
 // Issue returns a token for p, valid from now for the TTL, and its expiry.
 func (t *Tokens) Issue(p Principal, now time.Time) (string, time.Time, error) {
 	expires := now.Add(t.ttl)
-	raw, err := t.keys.Seal(expires, tokenClaim{User: p.User, Role: p.Role.String(), Groups: p.Groups})
+	raw, err := t.keys.Seal(expires, tokenClaim{User: p.User, Role: p.Role.String(), Groups: p.Groups, Issued: now.Unix()})
 	if err != nil {
 		return "", time.Time{}, err
 	}
@@ -74,5 +76,9 @@ func (t *Tokens) Verify(token string, now time.Time) (Principal, error) {
 	if err != nil || claim.User == "" {
 		return Principal{}, errs.Unauthenticatedf("the bearer token is malformed: no user or role")
 	}
-	return Principal{User: claim.User, Role: role, Groups: claim.Groups}, nil
+	p := Principal{User: claim.User, Role: role, Groups: claim.Groups}
+	if claim.Issued != 0 {
+		p.Issued = time.Unix(claim.Issued, 0)
+	}
+	return p, nil
 }
