@@ -23,6 +23,10 @@ type Session struct {
 	// StatementTimeout bounds each statement of the session (0: only the server's own); the
 	// server applies it (the engine only carries it).
 	StatementTimeout time.Duration
+	// ANSIQuotes is sql_mode's ANSI_QUOTES (SET sql_mode): a double-quoted token is an
+	// identifier, not a string. The server rewrites the session's statements as they arrive
+	// (SessionText), so nothing after it sees the difference.
+	ANSIQuotes bool
 	// Pins fixes the versions of versioned tables by name as written (catalog.Set.WithPins):
 	// the Pins of a Prepare, given to the Execute of the same text, make it read exactly the
 	// table states the Prepare saw.
@@ -34,6 +38,18 @@ type sessionKey struct{}
 // WithSession returns ctx carrying s for Execute and Prepare.
 func WithSession(ctx context.Context, s Session) context.Context {
 	return context.WithValue(ctx, sessionKey{}, s)
+}
+
+// SessionText is sqlText as the session of ctx reads it: under ANSI_QUOTES, its double-quoted
+// names rewritten as backquoted ones (sql.ANSIQuotes), so that the engine, and the data nodes a
+// ticket carries the text to, read it in MySQL's default dialect; otherwise sqlText itself.
+func SessionText(ctx context.Context, sqlText string) string {
+	if SessionFrom(ctx).ANSIQuotes {
+		if text, ok := sql.ANSIQuotes(sqlText); ok {
+			return text
+		}
+	}
+	return sqlText
 }
 
 // SessionFrom returns the Session ctx carries (the zero Session if none).

@@ -22,12 +22,13 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req fsql.ActionCre
 		return res, err
 	}
 	rec := startStatement(metrics.KindQuery)
-	prep, err := s.eng.Prepare(ctx, req.GetQuery())
+	query := engine.SessionText(ctx, req.GetQuery())
+	prep, err := s.eng.Prepare(ctx, query)
 	if err != nil {
 		rec.end(err) // a statement that fails to plan fails here; one that plans is counted when it runs
 		return res, err
 	}
-	handle, err := s.prepared.add(clientOf(ctx), &preparedStatement{sql: req.GetQuery(), info: prep})
+	handle, err := s.prepared.add(clientOf(ctx), &preparedStatement{sql: query, info: prep})
 	if err != nil {
 		return res, err
 	}

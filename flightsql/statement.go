@@ -41,7 +41,7 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 		return nil, err
 	}
 	defer release()
-	query := cmd.GetQuery()
+	query := engine.SessionText(ctx, cmd.GetQuery())
 	if opts, ok, err := epochOptions(ctx, query); err != nil || ok {
 		if err != nil {
 			return nil, err
@@ -96,7 +96,7 @@ func newStage(sqlText string, session engine.Session, pins map[string]string, ex
 // GetSchemaStatement reports the result schema of a query without running it (an empty
 // schema for a statement that returns no rows).
 func (s *Server) GetSchemaStatement(ctx context.Context, cmd fsql.StatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
-	prep, err := s.eng.Prepare(ctx, cmd.GetQuery())
+	prep, err := s.eng.Prepare(ctx, engine.SessionText(ctx, cmd.GetQuery()))
 	if err != nil {
 		return nil, err
 	}
@@ -217,10 +217,11 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd fsql.State
 	defer release()
 	ctx, done := s.statementContext(ctx)
 	defer done()
-	if err := s.authorizeStatement(ctx, cmd.GetQuery()); err != nil {
+	query := engine.SessionText(ctx, cmd.GetQuery())
+	if err := s.authorizeStatement(ctx, query); err != nil {
 		return 0, err
 	}
-	return s.runUpdate(ctx, cmd.GetQuery(), nil)
+	return s.runUpdate(ctx, query, nil)
 }
 
 // runUpdate executes a statement for its effect and returns the rows it changed; a query's
@@ -238,7 +239,7 @@ func (s *Server) runUpdate(ctx context.Context, query string, params []scalar.Sc
 		if err != nil {
 			return 0, err
 		}
-		if cur := engine.SessionFrom(ctx); next.MemoryLimit == cur.MemoryLimit && next.StatementTimeout == cur.StatementTimeout {
+		if cur := engine.SessionFrom(ctx); next.MemoryLimit == cur.MemoryLimit && next.StatementTimeout == cur.StatementTimeout && next.ANSIQuotes == cur.ANSIQuotes {
 			return 0, nil
 		}
 		return 0, setSessionCookie(ctx, next, sessionCookieAge)

@@ -41,6 +41,18 @@ func parse(text string) (sqlparser.Statement, error) {
 				return balanceChains(stmt), nil
 			}
 		}
+		// Clients written for ANSI SQL (pandas' read_sql_table and to_sql, for one) quote names
+		// in double quotes, which MySQL's default dialect reads as strings: DROP TABLE "t" does
+		// not parse. A statement that does not parse is read once more as under ANSI_QUOTES,
+		// and that reading is used only if it parses; every statement MySQL accepts keeps
+		// MySQL's meaning.
+		if ansi, ok := ANSIQuotes(text); ok {
+			ansi, _ = dropAggregateAll(ansi)
+			ansi, _ = mergeThreePartNames(ansi)
+			if stmt, err2 := p.ParseStrictDDL(ansi); err2 == nil {
+				return balanceChains(stmt), nil
+			}
+		}
 		return nil, &errs.Error{Category: errs.InvalidInput, Msg: "SQL syntax error", Err: err}
 	}
 	return balanceChains(stmt), nil

@@ -85,6 +85,28 @@ def test_pandas_to_sql_and_read_sql_round_trip(conn, frame):
         frame.to_sql(name, conn, index=False)
 
 
+def test_pandas_replace_delete_rows_and_read_sql_table(conn, frame):
+    """pandas writes the names of these in ANSI double quotes (DROP TABLE "t", DELETE FROM "t",
+    SELECT ... FROM "t"), which cachedb reads as names where MySQL's dialect cannot parse them."""
+    name = unique_table("pandas Ansi")  # a name that needs quoting
+    assert frame.head(500).to_sql(name, conn, index=False) == 500
+    assert frame.head(300).to_sql(name, conn, index=False, if_exists="replace") == 300
+    # Replaced again, with another schema.
+    other = pd.DataFrame({"id": np.arange(50, dtype=np.int64), 'say "hi"': [f"hi {k}" for k in range(50)]})
+    assert other.to_sql(name, conn, index=False, if_exists="replace") == 50
+
+    back = pd.read_sql_table(name, conn, dtype_backend="pyarrow")
+    assert list(back.columns) == ["id", 'say "hi"']
+    back = back.sort_values("id", ignore_index=True)
+    assert back["id"].tolist() == other["id"].tolist()
+    assert back['say "hi"'].tolist() == other['say "hi"'].tolist()
+    some = pd.read_sql_table(name, conn, columns=['say "hi"'])
+    assert sorted(some['say "hi"']) == sorted(other['say "hi"'])
+
+    assert other.head(7).to_sql(name, conn, index=False, if_exists="delete_rows") == 7
+    assert len(pd.read_sql_table(name, conn)) == 7
+
+
 def test_pandas_types_beyond_the_canonical_ones(conn):
     """What pandas produces for categoricals, narrow numbers, nanosecond and zoned timestamps is
     stored in cachedb's own types, with the same values."""

@@ -101,3 +101,20 @@ def test_set_limits_the_session(cookie_conn, conn):
         assert rows(cur, "SELECT count(*) FROM demo a, demo b")[1] == [(1000000,)]
     with conn.cursor() as cur:  # another session, without the cookie: no limits
         assert rows(cur, "SELECT count(*) FROM demo")[1] == [(1000,)]
+
+
+def test_set_sql_mode_ansi_quotes_reads_double_quotes_as_names(cookie_conn):
+    with cookie_conn.cursor() as cur:
+        cur.execute("SELECT \"ride_id\" FROM demo.rides ORDER BY ride_id LIMIT 1")
+        assert cur.fetchall() == [("ride_id",)]  # MySQL's dialect: a string
+        cur.execute("SET SESSION sql_mode = 'ANSI_QUOTES'")
+        cur.fetchall()
+        cur.execute("SELECT \"ride_id\", 'a \"b\"' FROM \"demo\".\"rides\" ORDER BY ride_id LIMIT 1")
+        [(ride_id, text)] = cur.fetchall()
+        assert isinstance(ride_id, int) and text == 'a "b"'
+        with pytest.raises(adbc_driver_flightsql.dbapi.Error, match="can't be set to the value of 'NOPE'"):
+            cur.execute("SET sql_mode = 'NOPE'")
+        cur.execute("SET sql_mode = DEFAULT")
+        cur.fetchall()
+        cur.execute("SELECT \"ride_id\" FROM demo.rides ORDER BY ride_id LIMIT 1")
+        assert cur.fetchall() == [("ride_id",)]
