@@ -131,6 +131,11 @@ func (s *Set) Pins() map[string]string {
 // see it.
 const PublicSchema = "public"
 
+// DatasetsSchema is the db schema of the primary catalog that holds its datasets only: Flight
+// SQL metadata lists them there too, "datasets.t" names dataset t, and a bulk ingest into it
+// makes a dataset instead of a memory table.
+const DatasetsSchema = "datasets"
+
 // Name is the primary catalog's name.
 func (s *Set) Name() string { return s.primary.Name() }
 
@@ -286,6 +291,49 @@ func (s *Set) tableIn(ctx context.Context, name string) (Table, Catalog, error) 
 
 // find resolves name: the table, the catalog it was found in and its name there.
 func (s *Set) find(ctx context.Context, name string) (Table, Catalog, string, error) {
+	if dataset, qualified, ok := s.datasetsName(name); ok {
+		t, err := s.primary.Table(ctx, dataset)
+		if _, isDataset := t.(VersionedTable); err == nil && isDataset {
+			return t, s.primary, dataset, nil
+		}
+		if err != nil && errs.CategoryOf(err) != errs.NotFound {
+			return nil, nil, "", err
+		}
+		// "datasets.t" named namespace datasets of the default catalog before datasets had a
+		// schema of their own: without such a dataset, it still does.
+		if !qualified && s.def != nil {
+			if t, c, local, err := s.findSource(ctx, name); errs.CategoryOf(err) != errs.NotFound {
+				return t, c, local, err
+			}
+		}
+		return nil, nil, "", errs.NotFoundf("Dataset '%s' doesn't exist", dataset)
+	}
+	return s.findSource(ctx, name)
+}
+
+// datasetsName reads a name in the primary catalog's schema of datasets (DatasetsSchema):
+// "datasets.t" (when no catalog is named datasets) or "<primary>.datasets.t", without a
+// version. It returns the dataset's name, and whether the primary catalog was named.
+func (s *Set) datasetsName(name string) (dataset string, qualified, ok bool) {
+	if strings.Contains(name, "@") {
+		return "", false, false
+	}
+	dot := strings.LastIndexByte(name, '.')
+	if dot < 0 {
+		return "", false, false
+	}
+	first, rest, _ := strings.Cut(name[:dot], ".")
+	switch c, found := s.Lookup(first); {
+	case !found && rest == "" && strings.EqualFold(first, DatasetsSchema):
+		return name[dot+1:], false, true
+	case found && c == s.primary && strings.EqualFold(rest, DatasetsSchema):
+		return name[dot+1:], true, true
+	}
+	return "", false, false
+}
+
+// findSource is find for names outside the schema of datasets.
+func (s *Set) findSource(ctx context.Context, name string) (Table, Catalog, string, error) {
 	c, local, err := s.Resolve(name)
 	if err != nil {
 		return nil, nil, "", err

@@ -200,3 +200,47 @@ func TestSetPinsSayWhichCatalogResolved(t *testing.T) {
 		t.Fatalf("pinned dataset on a process without it: %T, %v; want NotFound", tbl, err)
 	}
 }
+
+// The primary catalog's schema of datasets: "datasets.t" and "cachedb.datasets.t" name dataset
+// t, never a memory table; "datasets.t" still names namespace datasets of the default catalog
+// when there is no such dataset.
+func TestSetDatasetsSchemaNamesDatasets(t *testing.T) {
+	ctx := context.Background()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	primary := newMem(t, "cachedb", "memtable")
+	if _, err := primary.AttachDataset(memcat.NewDataset("feats", 3, schema, 1), false); err != nil {
+		t.Fatal(err)
+	}
+	lake := newMem(t, "lake", "datasets.old")
+	set, err := catalog.NewSet(primary, []catalog.Catalog{lake}, "lake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"datasets.feats", "DATASETS.feats", "cachedb.datasets.feats", "CacheDB.Datasets.feats"} {
+		tbl, err := set.Table(ctx, name)
+		if _, ok := tbl.(*memcat.Dataset); err != nil || !ok {
+			t.Errorf("%s: %T, %v; want the dataset", name, tbl, err)
+		}
+	}
+	for _, name := range []string{"datasets.memtable", "cachedb.datasets.memtable", "cachedb.datasets.nope", "cachedb.datasets.old"} {
+		if _, err := set.Table(ctx, name); errs.CategoryOf(err) != errs.NotFound || !strings.Contains(err.Error(), "Dataset '") {
+			t.Errorf("%s: %v; want NotFound naming the dataset", name, err)
+		}
+	}
+	if tbl, err := set.Table(ctx, "datasets.old"); err != nil || tbl.Name() != "datasets.old" {
+		t.Errorf("datasets.old: %v, %v; want the default catalog's table", tbl, err)
+	}
+	// Pinned, the name finds the same dataset generation.
+	pinned := set.WithPins(nil)
+	if _, err := pinned.Table(ctx, "datasets.feats"); err != nil {
+		t.Fatal(err)
+	}
+	if got := pinned.Pins()["datasets.feats"]; !strings.HasSuffix(got, "@3") {
+		t.Errorf("pin of datasets.feats = %q, want generation 3 of the primary catalog", got)
+	}
+	if tbl, err := set.WithPins(pinned.Pins()).Table(ctx, "datasets.feats"); err != nil {
+		t.Errorf("pinned datasets.feats: %v", err)
+	} else if _, ok := tbl.(*memcat.Dataset); !ok {
+		t.Errorf("pinned datasets.feats resolved to %T", tbl)
+	}
+}

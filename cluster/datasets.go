@@ -44,6 +44,9 @@ const (
 	DatasetReady      = "ready"
 	DatasetRebuilding = "rebuilding"
 	DatasetDegraded   = "degraded"
+	// DatasetLost: an ingested dataset a partition of which was held only by a lost data node
+	// (see Datasets.Ingest): it cannot be read again.
+	DatasetLost = "lost"
 )
 
 // DatasetsConfig configures the head's dataset registry.
@@ -151,6 +154,11 @@ type datasetEntry struct {
 	ds      *memcat.Dataset
 	created time.Time
 	reuses  int64
+	// rows holds, while an ingested dataset is made (Ingest), the rows of each partition: what
+	// its makes send. It is nil for a dataset made by a query, and once an ingest ended.
+	rows [][]arrow.RecordBatch
+	// ingested marks a dataset made from rows a client sent: nothing can make it again.
+	ingested bool
 }
 
 // NewDatasets returns an empty registry, subscribed to the events of cfg.Membership: a lost
@@ -383,8 +391,15 @@ func (d *Datasets) nodeChanged(e Event) {
 	for _, m := range ch.Reowned {
 		if en := d.entries[m.Dataset]; en != nil {
 			p := en.ds.Parts()[m.Partition]
-			p.Location, p.Fetch = m.Node.Addr, d.fetcher(en, m.Partition, m.Node.Addr)
+			p.Location, p.Fetch, p.Gone = m.Node.Addr, d.fetcher(en, m.Partition, m.Node.Addr), nil
 			_ = en.ds.SetPart(m.Partition, p)
+		}
+	}
+	for _, l := range ch.Lost {
+		if en := d.entries[l.Dataset]; en != nil {
+			p := en.ds.Parts()[l.Partition]
+			p.Fetch, p.Gone = nil, lostPartition(en.job.Name, l.Partition, e.Node.ID)
+			_ = en.ds.SetPart(l.Partition, p)
 		}
 	}
 	var rebuild []*datasetEntry
@@ -396,6 +411,9 @@ func (d *Datasets) nodeChanged(e Event) {
 	d.mu.Unlock()
 	if len(ch.Reowned) > 0 {
 		d.cfg.Logger.Info("a lost data node came back holding partitions not yet made again; they are read there again", "node", e.Node.ID, "partitions", len(ch.Reowned))
+	}
+	if len(ch.Lost) > 0 {
+		d.cfg.Logger.Error("a lost data node held the only copy of partitions of ingested datasets: they are lost", "node", e.Node.ID, "partitions", len(ch.Lost))
 	}
 	for _, en := range rebuild {
 		d.rebuild(en)
@@ -417,7 +435,9 @@ func (d *Datasets) release(e *datasetEntry) {
 // no longer held, or Close.
 func (d *Datasets) rebuild(e *datasetEntry) {
 	d.mu.Lock()
-	if d.closed {
+	if d.closed || e.ingested {
+		// An ingested dataset is made only by its Ingest, which has its rows (nothing else
+		// could make it again).
 		d.mu.Unlock()
 		return
 	}
@@ -499,21 +519,15 @@ func (d *Datasets) make(ctx context.Context, e *datasetEntry, done func(Partitio
 // makePart carries out m and reports the outcome to the scheduler; when the node failed (not
 // the query), it carries out the scheduler's next Make for the partition, on another node.
 func (d *Datasets) makePart(ctx context.Context, e *datasetEntry, m schedule.Make, done func(PartitionStats)) error {
-	spec := e.job.Parts[m.Partition]
-	req := MaterializeRequest{
-		Dataset: e.job.Name, Generation: e.key.Generation, Partitions: len(e.job.Parts), Partition: m.Partition,
-		SQL: e.job.SQL, Catalog: e.job.Catalog, Schema: e.job.Schema, Pins: e.job.Pins,
-		Tasks: spec.Tasks, Whole: spec.Whole, Stored: e.job.Stored, Pin: e.job.Pin,
-	}
-	body, err := json.Marshal(req)
+	call, err := d.partMaker(e, m.Partition)
 	if err != nil {
-		return errs.Internalf("materialize request: %v", err)
+		return err
 	}
 	for {
 		var stats PartitionStats
 		err := ctx.Err()
 		if err == nil {
-			err = d.clients.action(ctx, m.Node.Addr, ActionMaterialize, body, &stats)
+			stats, err = call(ctx, m.Node.Addr)
 		}
 		if err == nil {
 			d.mu.Lock()
@@ -547,6 +561,36 @@ func (d *Datasets) makePart(ctx context.Context, e *datasetEntry, m schedule.Mak
 		d.cfg.Logger.Warn("data node failed to make a partition; trying another", "dataset", e.job.Name, "partition", m.Partition, "node", m.Node.ID, "next", next.Node.ID, "err", err)
 		m = next
 	}
+}
+
+// partMaker returns what makes partition p of e on the node at an address: a materialize action
+// (the node runs the partition's part of the query), or, for an ingested dataset, a store call
+// that hands the node the partition's rows.
+func (d *Datasets) partMaker(e *datasetEntry, p int) (func(ctx context.Context, addr string) (PartitionStats, error), error) {
+	if e.ingested {
+		if e.rows == nil {
+			return nil, errs.Internalf("partition %d of ingested dataset %q has no rows to send: it is made only while it is ingested", p, e.job.Name)
+		}
+		req := StoreRequest{Dataset: e.job.Name, Generation: e.key.Generation, Partitions: len(e.job.Parts), Partition: p, Pin: e.job.Pin}
+		return func(ctx context.Context, addr string) (PartitionStats, error) {
+			return d.clients.store(ctx, addr, req, e.job.ResultSchema, e.rows[p])
+		}, nil
+	}
+	spec := e.job.Parts[p]
+	req := MaterializeRequest{
+		Dataset: e.job.Name, Generation: e.key.Generation, Partitions: len(e.job.Parts), Partition: p,
+		SQL: e.job.SQL, Catalog: e.job.Catalog, Schema: e.job.Schema, Pins: e.job.Pins,
+		Tasks: spec.Tasks, Whole: spec.Whole, Stored: e.job.Stored, Pin: e.job.Pin,
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, errs.Internalf("materialize request: %v", err)
+	}
+	return func(ctx context.Context, addr string) (PartitionStats, error) {
+		var stats PartitionStats
+		err := d.clients.action(ctx, addr, ActionMaterialize, body, &stats)
+		return stats, err
+	}, nil
 }
 
 // fetcher reads partition p of e from the node at addr, for queries the head runs itself.
@@ -654,7 +698,10 @@ func (d *Datasets) infoLocked(e *datasetEntry) DatasetInfo {
 		nodes[o.ID] = true
 	}
 	info.Nodes = slices.Sorted(maps.Keys(nodes))
-	if missing > 0 {
+	switch {
+	case len(d.sched.Lost(e.key)) > 0:
+		info.State = DatasetLost
+	case missing > 0:
 		info.State = DatasetRebuilding
 	}
 	return info

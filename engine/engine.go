@@ -87,6 +87,8 @@ type DatasetRegistry interface {
 	Hit(name string)
 	// Lookup returns the dataset held under name.
 	Lookup(name string) (cluster.DatasetInfo, bool)
+	// Ingest makes a dataset of rows a client sent on the data nodes.
+	Ingest(ctx context.Context, job cluster.IngestJob, progress func(cluster.Progress)) (cluster.DatasetInfo, error)
 	// PartSpecs groups a divisible query's scan tasks (their estimated bytes) into a dataset's
 	// partitions: partitions of them, or a default per alive data node when 0.
 	PartSpecs(taskBytes []int64, partitions int) []cluster.PartSpec

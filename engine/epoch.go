@@ -217,6 +217,9 @@ func (e *Engine) PlanEpochRead(ctx context.Context, sqlText string, req EpochReq
 	if req.Generation != 0 && req.Generation != d.Generation() {
 		return nil, errs.NotFoundf("dataset %q generation %d is no longer held: it was made again (now generation %d); start the job again to read the new one", d.Name(), req.Generation, d.Generation())
 	}
+	if err := d.Gone(); err != nil {
+		return nil, err
+	}
 	parts := d.Parts()
 	partRows := make([]int64, len(parts))
 	for i, p := range parts {

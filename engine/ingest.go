@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -59,6 +60,9 @@ type IngestRequest struct {
 // Creating and replacing publish the whole new table in one step (memory.Catalog.PutTable);
 // appending adds all rows in one insert. Ingests are serialized with the engine's other writes.
 func (e *Engine) Ingest(ctx context.Context, req IngestRequest, rdr array.RecordReader) (int64, error) {
+	if e.IngestMakesDataset(req) {
+		return e.ingestDataset(ctx, req, rdr)
+	}
 	name, err := e.ingestTarget(req)
 	if err != nil {
 		return 0, err
@@ -203,7 +207,7 @@ func (e *Engine) ingestTable(ctx context.Context, name string, req IngestRequest
 	case req.IfExists == ExistingFails:
 		return nil, errs.AlreadyExistsf("Table '%s' already exists", name)
 	case !ok:
-		return nil, errs.Unsupportedf("%q is a dataset, held by the data nodes: bulk ingest writes memory tables (DROP TABLE it first, or ingest under another name)", name)
+		return nil, errs.Unsupportedf("%q is a dataset, held by the data nodes: bulk ingest into it names schema %s (ADBC db_schema_name, pandas schema=); without it, ingest writes memory tables", name, catalog.DatasetsSchema)
 	}
 	return mt, nil
 }
@@ -251,7 +255,7 @@ func (e *Engine) readIngest(ctx context.Context, rdr array.RecordReader, schema 
 		}
 		cols := make([]arrow.Array, b.NumCols())
 		for i, c := range b.Columns() {
-			if cols[i], err = exec.IngestArray(ctx, tc, c, schema.Field(i).Name, rows+1); err != nil {
+			if cols[i], err = ingestColumn(ctx, tc, c, schema.Field(i), rows+1); err != nil {
 				releaseColumns(cols)
 				return out, err
 			}
@@ -268,6 +272,20 @@ func (e *Engine) readIngest(ctx context.Context, rdr array.RecordReader, schema 
 		return out, fmt.Errorf("reading the ingested batches: %w", err)
 	}
 	return out, ctx.Err()
+}
+
+// ingestColumn brings column c of an ingest to field's type: checked and kept when it has that
+// type and is one scans widen exactly (a dataset's narrow column, planner.NarrowTypes),
+// converted to its canonical type otherwise (exec.IngestArray).
+func ingestColumn(ctx context.Context, tc *exec.TaskContext, c arrow.Array, field arrow.Field, firstRow int64) (arrow.Array, error) {
+	if arrow.TypeEqual(c.DataType(), field.Type) && slices.ContainsFunc(planner.NarrowTypes, func(t arrow.DataType) bool { return arrow.TypeEqual(t, field.Type) }) {
+		if err := exec.ValidateIngested(c, field.Name, firstRow); err != nil {
+			return nil, err
+		}
+		c.Retain()
+		return c, nil
+	}
+	return exec.IngestArray(ctx, tc, c, field.Name, firstRow)
 }
 
 // appendSlices appends rec to out in zero-copy slices of at most size rows, handing over rec's

@@ -90,6 +90,12 @@ func IngestArray(ctx context.Context, tc *TaskContext, a arrow.Array, column str
 	return ingestConvert(ctx, tc, a, to, column, firstRow)
 }
 
+// ValidateIngested makes IngestArray's checks of column a without converting it: for a column a
+// dataset holds in the type it was sent in (narrow integers and float32, which scans widen).
+func ValidateIngested(a arrow.Array, column string, firstRow int64) error {
+	return validateIngested(a, column, firstRow)
+}
+
 // validateIngested checks a's buffers and strings before anything reads its values: arrow-go's
 // IPC reader does not check that a batch's buffers are as long as its lengths claim.
 func validateIngested(a arrow.Array, column string, firstRow int64) (err error) {

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/internal/auth"
 	"github.com/cachedb/cachedb/internal/errs"
@@ -24,10 +25,12 @@ import (
 //
 // The interceptors (authUnary, authStream) run before any handler: a call with a bearer token
 // runs as its principal (principalFrom); one with a token that does not verify, or that
-// Options.Revocations revokes, is refused with UNAUTHENTICATED. Without credentials, a server with Users refuses every call but three, which
-// prove themselves in authService: the handshake, DoGet of a ticket the cluster signed for
-// another process (partition, shuffle), and DoAction of an action signed with the cluster secret
-// (membership, datasets, cancel). A server without Users accepts calls without credentials, as
+// Options.Revocations revokes, is refused with UNAUTHENTICATED. Without credentials, a server
+// with Users refuses every call but four, which prove themselves: the handshake, DoGet of a
+// ticket the cluster signed for another process (partition, shuffle), and DoAction of an action
+// signed with the cluster secret (membership, datasets, cancel), in authService; and DoPut of a
+// store call signed with it (an ingested dataset's rows, cluster.ActionStorePartition), here. A
+// server without Users accepts calls without credentials, as
 // cachedb did before logins existed.
 
 // Full names of the Flight methods the authentication treats apart.
@@ -35,6 +38,7 @@ const (
 	methodHandshake = "/arrow.flight.protocol.FlightService/Handshake"
 	methodDoGet     = "/arrow.flight.protocol.FlightService/DoGet"
 	methodDoAction  = "/arrow.flight.protocol.FlightService/DoAction"
+	methodDoPut     = "/arrow.flight.protocol.FlightService/DoPut"
 	// healthService prefixes the methods of the gRPC health service (SetServing).
 	healthService = "/grpc.health.v1.Health/"
 )
@@ -65,6 +69,13 @@ func (s *Server) authenticate(ctx context.Context, method string) (context.Conte
 	if len(values) == 0 {
 		if !s.loginsRequired() || method == methodDoGet || method == methodDoAction {
 			return ctx, nil
+		}
+		if method == methodDoPut {
+			// The head handing a data node an ingested dataset's rows (cluster.ActionStorePartition),
+			// signed with the cluster secret; any other DoPut needs a login.
+			if isStore, err := cluster.VerifyStoreCall(ctx, s.tickets); isStore {
+				return ctx, err
+			}
 		}
 		return nil, requireLogin()
 	}

@@ -14,8 +14,8 @@ import (
 // dataNodeService is the Flight service of a data node (Options.DataNode): it runs what its head
 // hands out and nothing a client asks directly. It serves DoGet of tickets (statement, training
 // and empty-result tickets the head signed, which DoGetStatement verifies with the cluster
-// secret; partition and shuffle tickets of the cluster) and DoAction of actions signed with the
-// cluster secret. Every other call is refused with PERMISSION_DENIED, statements above all: a
+// secret; partition and shuffle tickets of the cluster), DoAction of actions and DoPut of store
+// calls signed with the cluster secret. Every other call is refused with PERMISSION_DENIED, statements above all: a
 // client's SQL sent to a data node's port does not run.
 type dataNodeService struct {
 	flight.FlightServer
@@ -56,7 +56,16 @@ func (d *dataNodeService) GetSchema(context.Context, *flight.FlightDescriptor) (
 	return nil, refuseOnDataNode()
 }
 
-func (d *dataNodeService) DoPut(flight.FlightService_DoPutServer) error { return refuseOnDataNode() }
+// DoPut takes only the head's store calls (an ingested dataset's rows, signed with the cluster
+// secret: cluster.ActionStorePartition).
+func (d *dataNodeService) DoPut(stream flight.FlightService_DoPutServer) error {
+	if isStore, err := cluster.VerifyStoreCall(stream.Context(), d.keys); !isStore {
+		return refuseOnDataNode()
+	} else if err != nil {
+		return err
+	}
+	return d.FlightServer.DoPut(stream)
+}
 
 func (d *dataNodeService) DoExchange(flight.FlightService_DoExchangeServer) error {
 	return refuseOnDataNode()

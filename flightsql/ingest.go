@@ -20,8 +20,9 @@ import (
 )
 
 // DoPutCommandStatementIngest stores the batches a client sends in a memory table (ADBC bulk
-// ingest: adbc_ingest, pandas DataFrame.to_sql, polars write_database) and returns the rows
-// stored. The modes are ADBC's: create (TABLE_NOT_EXIST_OPTION_CREATE, TABLE_EXISTS_OPTION_FAIL),
+// ingest: adbc_ingest, pandas DataFrame.to_sql, polars write_database), or, when the target's db
+// schema is "datasets", in a dataset held by the data nodes (engine.IngestMakesDataset), and
+// returns the rows stored. The modes are ADBC's: create (TABLE_NOT_EXIST_OPTION_CREATE, TABLE_EXISTS_OPTION_FAIL),
 // append (FAIL, APPEND), replace (CREATE, REPLACE) and create_append (CREATE, APPEND). The ingest
 // holds one of the connection's statement slots while it runs, is bounded by the statement
 // timeout, and is all or nothing (engine.Ingest). Each batch is one gRPC message, so it must fit
@@ -38,12 +39,19 @@ func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd fsql.State
 	if err != nil {
 		return 0, err
 	}
-	target, err := s.eng.IngestTarget(req)
-	if err != nil {
-		return 0, err
-	}
-	if err := s.authorizeOn(ctx, auth.Writer, "change", target); err != nil {
-		return 0, err
+	if s.eng.IngestMakesDataset(req) {
+		// Making datasets (and so the data nodes' memory) is the admin's, as a load is.
+		if err := s.authorizeOn(ctx, auth.Admin, "bulk ingest into", s.eng.TableTarget(req.Table)); err != nil {
+			return 0, err
+		}
+	} else {
+		target, err := s.eng.IngestTarget(req)
+		if err != nil {
+			return 0, err
+		}
+		if err := s.authorizeOn(ctx, auth.Writer, "change", target); err != nil {
+			return 0, err
+		}
 	}
 	release, err := s.slots.acquire(ctx)
 	if err != nil {

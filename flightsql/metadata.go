@@ -86,7 +86,7 @@ func (s *Server) DoGetTables(ctx context.Context, cmd fsql.GetTables) (*arrow.Sc
 			if !matchPattern(cmd.GetDBSchemaFilterPattern(), dbSchema) {
 				continue
 			}
-			names, err := tablesOf(ctx, c, dbSchema)
+			names, err := s.tablesOf(ctx, c, dbSchema)
 			if err != nil {
 				s.opts.Logger.Warn("list tables", "catalog", c.Name(), "schema", dbSchema, "err", err)
 				continue
@@ -154,10 +154,16 @@ func (s *Server) matchingCatalogs(ctx context.Context, filter *string) []catalog
 	return out
 }
 
-// schemasOf lists a catalog's db schemas: its namespaces, or PublicSchema for a flat catalog.
+// schemasOf lists a catalog's db schemas: its namespaces, or PublicSchema for a flat catalog;
+// the engine's own catalog also has DatasetsSchema on a head with data nodes (its datasets, as
+// listed in PublicSchema too: clients that look for a dataset where they ingested it, as
+// pandas' to_sql(schema="datasets") does, find it there).
 func (s *Server) schemasOf(ctx context.Context, c catalog.Catalog) []string {
 	nc, ok := c.(catalog.NamespacedCatalog)
 	if !ok {
+		if c == s.eng.Catalogs().Primary() && s.opts.DataNodes != nil {
+			return []string{PublicSchema, catalog.DatasetsSchema}
+		}
 		return []string{PublicSchema}
 	}
 	namespaces, err := nc.Namespaces(ctx)
@@ -169,9 +175,16 @@ func (s *Server) schemasOf(ctx context.Context, c catalog.Catalog) []string {
 }
 
 // tablesOf lists the tables of one db schema of c.
-func tablesOf(ctx context.Context, c catalog.Catalog, schema string) ([]string, error) {
+func (s *Server) tablesOf(ctx context.Context, c catalog.Catalog, schema string) ([]string, error) {
 	if nc, ok := c.(catalog.NamespacedCatalog); ok {
 		return nc.TablesIn(ctx, schema)
+	}
+	if schema == catalog.DatasetsSchema && c == s.eng.Catalogs().Primary() {
+		var names []string
+		for _, d := range s.eng.MemoryCatalog().Datasets() {
+			names = append(names, d.Name())
+		}
+		return names, nil
 	}
 	return c.TableNames(ctx)
 }

@@ -66,6 +66,9 @@ type heldPart struct {
 	// requests are the scan tasks that made it: the object-store requests making it again costs.
 	requests int64
 	pinned   bool
+	// noSource is set for a partition nothing can make again (an ingested dataset's): it may
+	// move to disk, but it is never evicted.
+	noSource bool
 	// moving is set while a move to disk or an eviction of it is under way.
 	moving bool
 	// made is when the partition was made (its heat before its first read).
@@ -343,7 +346,8 @@ func (s *Tiers) movingToDiskLocked() int {
 }
 
 // victimsLocked lists the partitions in tier that may be moved out of it (not pinned, not being
-// moved, not except), lowest score first.
+// moved, not except; out of the disk tier, only those that can be made again), lowest score
+// first.
 func (s *Tiers) victimsLocked(tier memcat.Tier, except *heldPart) []*heldPart {
 	now := s.now()
 	type scored struct {
@@ -352,7 +356,7 @@ func (s *Tiers) victimsLocked(tier memcat.Tier, except *heldPart) []*heldPart {
 	}
 	var out []scored
 	for _, h := range s.parts {
-		if h == except || h.pinned || h.moving || h.data.Tier() != tier {
+		if h == except || h.pinned || h.moving || h.data.Tier() != tier || h.noSource && tier == memcat.TierDisk {
 			continue
 		}
 		out = append(out, scored{h, h.score(now)})

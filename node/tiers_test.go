@@ -378,3 +378,40 @@ func TestReadersRaceMovesEvictionsAndDrops(t *testing.T) {
 		}
 	}
 }
+
+// A partition nothing can make again (an ingested dataset's) moves to disk like any other when
+// memory is short, but is never evicted from it: with the disk full of such partitions, a new
+// partition that would need the room is refused instead, and they all still read.
+func TestPartitionsWithoutSourceAreNeverEvicted(t *testing.T) {
+	const rows = 1000
+	// Memory for one partition, disk for two (each counts its size and 4 KiB while written).
+	s, clock := newTestTiers(t, 8000+4000, 22000)
+	hold := func(name string, noSource bool) (*heldPart, error) {
+		data := memcat.NewPartData(tierTestSchema, tierTestBatches(0, rows))
+		data.SetClock(clock.now)
+		h := &heldPart{dataset: name, data: data, requests: 1, noSource: noSource}
+		clock.advance(time.Minute)
+		return h, s.hold(h)
+	}
+	first, _ := hold("first", true)
+	second, _ := hold("second", true) // first → disk
+	third, err := hold("third", true) // second → disk: the disk is full
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tiersOf(first, second, third); got != "first:disk second:disk third:memory " {
+		t.Fatalf("tiers: %s", got)
+	}
+	// third would have to move to a full disk of what cannot be evicted: refused.
+	if _, err := hold("fourth", false); errs.CategoryOf(err) != errs.ResourceExhausted {
+		t.Fatalf("a partition that needs the room of unevictable ones: %v", err)
+	}
+	if got := tiersOf(first, second, third); got != "first:disk second:disk third:memory " {
+		t.Fatalf("tiers after the refusal: %s", got)
+	}
+	for _, h := range []*heldPart{first, second, third} {
+		if got := partRows(t, h.data); len(got) != rows {
+			t.Errorf("%s reads %d rows", h.dataset, len(got))
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"vitess.io/vitess/go/vt/sqlparser"
 
+	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/planner"
@@ -74,6 +75,17 @@ func (b *binder) createTable(s *sqlparser.CreateTable) (planner.Statement, error
 func (b *binder) dropTable(s *sqlparser.DropTable) (planner.Statement, error) {
 	out := &planner.DropTable{IfExists: s.IfExists}
 	for _, t := range s.FromTables {
+		if b.inDatasetsSchema(t) {
+			// datasets.t names a dataset, never a memory table of that name: look it up in the
+			// engine's catalog by that schema (catalog.Set) before dropping it by its name.
+			_, err := b.cat.Table(b.ctx, b.cat.Name()+"."+catalog.DatasetsSchema+"."+t.Name.String())
+			if err == nil {
+				out.Names = append(out.Names, t.Name.String())
+			} else if !s.IfExists || errs.CategoryOf(err) != errs.NotFound {
+				return nil, err
+			}
+			continue
+		}
 		name, err := b.writableName(t)
 		if err != nil {
 			return nil, err

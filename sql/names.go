@@ -55,6 +55,13 @@ func defaultAlias(tn sqlparser.TableName) string {
 
 // writableName returns the name of a table a statement creates or changes. Only the engine's
 // own catalog accepts writes; a name qualified with another catalog or a namespace is refused.
+// inDatasetsSchema reports whether tn is qualified by the engine's schema of datasets:
+// datasets.t or <catalog>.datasets.t (catalog.DatasetsSchema).
+func (b *binder) inDatasetsSchema(tn sqlparser.TableName) bool {
+	q := tn.Qualifier.String()
+	return strings.EqualFold(q, catalog.DatasetsSchema) || strings.EqualFold(q, b.cat.Name()+"."+catalog.DatasetsSchema)
+}
+
 func (b *binder) writableName(tn sqlparser.TableName) (string, error) {
 	q := tn.Qualifier.String()
 	if tn.Qualifier.IsEmpty() || strings.EqualFold(q, b.cat.Name()) || strings.EqualFold(q, b.cat.Name()+"."+catalog.PublicSchema) ||

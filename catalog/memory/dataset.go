@@ -66,6 +66,9 @@ type Part struct {
 	// node; nil when this process cannot read it (a data node asked for another node's
 	// partition).
 	Fetch func(ctx context.Context, columns []int) (array.RecordReader, error)
+	// Gone, when set, says why the partition's rows are gone for good (an ingested dataset's
+	// only copy was on a data node that was lost): the dataset cannot be read (Dataset.Gone).
+	Gone error
 }
 
 // Held reports whether the partition's rows are in this process (in any tier).
@@ -176,10 +179,25 @@ func (d *Dataset) Totals() (rows, bytes int64) {
 	return rows, bytes
 }
 
+// Gone returns the error of the first partition whose rows are gone for good (Part.Gone), nil
+// when none is: a dataset with such a partition cannot be read whole, so it is not read at all.
+func (d *Dataset) Gone() error {
+	for _, p := range d.Parts() {
+		if p.Gone != nil {
+			return p.Gone
+		}
+	}
+	return nil
+}
+
 // Scan implements catalog.Table: one task per partition. A task reads its partition's batches
 // when they are held here and fetches them from their node otherwise; a task of a partition this
-// process can do neither for fails with errs.Unavailable when opened.
+// process can do neither for fails with errs.Unavailable when opened. A dataset with a partition
+// gone for good (Gone) fails to scan with that partition's error.
 func (d *Dataset) Scan(_ context.Context, req catalog.ScanRequest) (*catalog.ScanPlan, error) {
+	if err := d.Gone(); err != nil {
+		return nil, err
+	}
 	cols := req.Columns
 	if cols == nil {
 		cols = make([]int, d.schema.NumFields())

@@ -32,6 +32,9 @@ const (
 	partMaking
 	// partHeld: a node holds it; reads go there.
 	partHeld
+	// partLost: the process that held it is gone and nothing can make it again (a Fixed
+	// dataset's); the very process coming back holds it again.
+	partLost
 )
 
 // Make is a decision: make partition Partition of Dataset on Node. Its caller reports the
@@ -76,6 +79,9 @@ type Change struct {
 	// Rebuild are the datasets with waiting partitions and nobody driving them: the caller
 	// drives each (Plan until nothing waits, then Release).
 	Rebuild []Key
+	// Lost are the partitions of Fixed datasets whose holder is gone: their rows are gone
+	// unless that very process comes back (then they are in Reowned).
+	Lost []PartRef
 }
 
 // Scheduler is the head's dataset registry state: the dataset generations, the owner and state
@@ -95,6 +101,8 @@ type dataset struct {
 	// driving is set while a caller makes the dataset's waiting partitions (from Add, or a
 	// Change.Rebuild / Release that returned it, until Release returns false).
 	driving bool
+	// fixed is set once the dataset's rows have no source to make them from again (Fix).
+	fixed bool
 }
 
 type part struct {
@@ -134,6 +142,32 @@ func (s *Scheduler) Add(name string, now time.Time, partBytes []int64) Key {
 // Remove forgets a dataset generation (dropped, replaced, or failed to make): outcomes
 // reported for it later are stale.
 func (s *Scheduler) Remove(k Key) { delete(s.datasets, k) }
+
+// Fix records that nothing can make k's partitions again from now on: its rows came from a
+// client (bulk ingest), and the caller no longer has them. A partition whose holder is lost
+// after this is lost (Change.Lost), not waiting: it is never placed again, and k is never
+// returned to be rebuilt. Its caller fixes k when it ends its drive (Release returned false),
+// under the same serialization, so no loss in between makes a partition wait.
+func (s *Scheduler) Fix(k Key) {
+	if d := s.datasets[k]; d != nil {
+		d.fixed = true
+	}
+}
+
+// Lost returns the partitions of k that are lost (see Fix), in order; nil when none is.
+func (s *Scheduler) Lost(k Key) []int {
+	d := s.datasets[k]
+	if d == nil {
+		return nil
+	}
+	var out []int
+	for i, p := range d.parts {
+		if p.state == partLost {
+			out = append(out, i)
+		}
+	}
+	return out
+}
 
 // Owners returns, per partition of k, the node holding it (the zero Node while it is not
 // held), or nil when k is not registered.
@@ -274,10 +308,16 @@ func (s *Scheduler) Observe(n Node) Change {
 		for i := range d.parts {
 			p := &d.parts[i]
 			if (p.state == partHeld || p.state == partMaking) && p.node.ID == n.ID && (n.State == Lost || !sameProcess(p.node, n)) {
-				if p.state == partHeld {
+				switch {
+				case p.state == partHeld && d.fixed:
+					p.prev = p.node
+					ch.Lost = append(ch.Lost, PartRef{k, i})
+					p.state, p.node = partLost, Node{}
+					continue
+				case p.state == partHeld:
 					p.prev = p.node
 					ch.Unowned = append(ch.Unowned, PartRef{k, i})
-				} else if !slices.Contains(p.tried, n.ID) {
+				case !slices.Contains(p.tried, n.ID):
 					p.tried = append(p.tried, n.ID)
 				}
 				p.state, p.node = partWaiting, Node{}
@@ -351,7 +391,7 @@ func (s *Scheduler) loads(k Key) loads {
 	l := loads{own: map[string]int64{}, all: map[string]int64{}}
 	for key, d := range s.datasets {
 		for i, p := range d.parts {
-			if p.state != partWaiting {
+			if p.state == partHeld || p.state == partMaking {
 				l.add(p.node.ID, weight(d.bytes[i]), key == k)
 			}
 		}

@@ -423,3 +423,63 @@ func TestAbandonedMakesArePlacedAgain(t *testing.T) {
 		t.Error("a make of an abandoned drive counted")
 	}
 }
+
+// A fixed dataset (rows from a client, no source) is made like any other while its driver has
+// the rows, a loss then included; once fixed, a lost holder's partitions are lost, never
+// placed again nor returned to be rebuilt, and the very process coming back holds them again.
+func TestFixedDatasetLosesWhatALostNodeHeld(t *testing.T) {
+	s := New()
+	k := s.Add("d", t0, evenBytes(4))
+	made(t, s, k, alive("a", "b"))
+	// Lost before it is fixed: waiting, made again by its driver.
+	if ch := s.Observe(node("b", Lost)); len(ch.Lost) != 0 || len(ch.Unowned) != 2 || len(ch.Rebuild) != 0 {
+		t.Fatalf("loss while driven: %+v", ch)
+	}
+	if !s.Release(k) {
+		t.Fatal("Release with partitions waiting must keep the driver")
+	}
+	made(t, s, k, alive("a", "c"))
+	if s.Release(k) {
+		t.Fatal("Release with every partition held")
+	}
+	s.Fix(k)
+	before := owners(s, k)
+	if before != "a c a c" {
+		t.Fatalf("owners %s", before)
+	}
+	ch := s.Observe(node("c", Lost))
+	if len(ch.Unowned) != 0 || len(ch.Rebuild) != 0 {
+		t.Errorf("a fixed dataset's loss asked for a rebuild: %+v", ch)
+	}
+	if len(ch.Lost) != 2 || ch.Lost[0] != (PartRef{k, 1}) || ch.Lost[1] != (PartRef{k, 3}) {
+		t.Errorf("lost %v, want partitions 1 and 3", ch.Lost)
+	}
+	if got := s.Lost(k); !slices.Equal(got, []int{1, 3}) {
+		t.Errorf("Lost = %v", got)
+	}
+	if got := owners(s, k); got != "a - a -" {
+		t.Errorf("owners %s", got)
+	}
+	if makes, err := s.Plan(k, alive("a", "d")); err != nil || len(makes) != 0 {
+		t.Errorf("a lost partition was placed again: %s, %v", targets(makes), err)
+	}
+	if ch := s.Observe(node("d", Alive)); len(ch.Rebuild) != 0 {
+		t.Errorf("a new node asked for a rebuild: %+v", ch)
+	}
+	// Another process under the same ID holds nothing.
+	restarted := node("c", Alive)
+	restarted.BootID = "boot-c2"
+	if ch := s.Observe(restarted); len(ch.Reowned) != 0 {
+		t.Errorf("a restarted process reowned %s", targets(ch.Reowned))
+	}
+	// The very process that held them (it was only cut off) holds them again.
+	if ch := s.Observe(node("c", Alive)); targets(ch.Reowned) != "1:c 3:c" {
+		t.Errorf("reowned %s", targets(ch.Reowned))
+	}
+	if got := s.Lost(k); got != nil {
+		t.Errorf("Lost after the holder came back = %v", got)
+	}
+	if got := owners(s, k); got != before {
+		t.Errorf("owners %s, want %s", got, before)
+	}
+}

@@ -35,6 +35,9 @@ const (
 	// PermissionDenied is a call whose caller is known but may not do what it asks (a reader
 	// writing, a client's statement sent to a data node).
 	PermissionDenied
+	// DataLoss is data that is gone for good: rows a client sent into a dataset, held only by
+	// a data node that was lost. Retrying does not bring them back.
+	DataLoss
 )
 
 func (c Category) String() string {
@@ -57,6 +60,8 @@ func (c Category) String() string {
 		return "unauthenticated"
 	case PermissionDenied:
 		return "permission denied"
+	case DataLoss:
+		return "data loss"
 	default:
 		return "internal"
 	}
@@ -107,6 +112,9 @@ func Unauthenticatedf(format string, args ...any) error {
 
 // Deniedf reports a caller that may not do what it asks.
 func Deniedf(format string, args ...any) error { return newf(PermissionDenied, format, args...) }
+
+// DataLossf reports data that is gone for good.
+func DataLossf(format string, args ...any) error { return newf(DataLoss, format, args...) }
 
 // Internalf reports a bug.
 func Internalf(format string, args ...any) error { return newf(Internal, format, args...) }

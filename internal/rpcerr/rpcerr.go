@@ -44,6 +44,7 @@ var categoryCodes = []struct {
 	{errs.Unavailable, codes.Unavailable},
 	{errs.Unauthenticated, codes.Unauthenticated},
 	{errs.PermissionDenied, codes.PermissionDenied},
+	{errs.DataLoss, codes.DataLoss},
 	{errs.Internal, codes.Internal},
 }
 

@@ -30,7 +30,7 @@ func TestEveryCategoryMapsToItsOwnCodeAndBack(t *testing.T) {
 		errs.AlreadyExists: codes.AlreadyExists, errs.Unsupported: codes.Unimplemented,
 		errs.ResourceExhausted: codes.ResourceExhausted, errs.Canceled: codes.Canceled,
 		errs.Unavailable: codes.Unavailable, errs.Unauthenticated: codes.Unauthenticated,
-		errs.PermissionDenied: codes.PermissionDenied,
+		errs.PermissionDenied: codes.PermissionDenied, errs.DataLoss: codes.DataLoss,
 	}
 	seen := map[codes.Code]errs.Category{}
 	for _, c := range categories() {
