@@ -16,6 +16,12 @@ b. pandas: `DataFrame.to_sql(name, conn, index=False)` (pandas converts the fram
    `pd.read_sql("SELECT * FROM name", conn, dtype_backend="pyarrow")`
 c. polars: `DataFrame.write_database(name, conn, engine="adbc")` (one batch, strings as
    string views); read back with `pl.read_database("SELECT * FROM name", conn)`
+d. dataset: as adbc, into a dataset held by --workers data nodes instead of a memory table
+   (`adbc_ingest(name, reader, mode="create", db_schema_name="datasets")`: the head checks the
+   rows, cuts them into partitions and hands each to its data node); read back with
+   `SELECT * FROM name`, whose endpoints the ADBC driver reads from the data nodes in parallel.
+   It runs against a second `cachedb serve --workers N` (the data nodes in its process, on
+   loopback ports), so the other three keep their one-process server.
 
 Each client writes the whole data into a fresh table (the previous one dropped, untimed) and
 reads it back, in the same round; the rounds run the clients in turn, one untimed warm-up round
@@ -54,7 +60,7 @@ import pyarrow.compute as pc
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 30
-CLIENTS = ("adbc", "pandas", "polars")
+CLIENTS = ("adbc", "pandas", "polars", "dataset")
 # The largest message both ends take: a frame sent as one batch must fit.
 MAX_MESSAGE = 1 << 30
 MAX_MSG_OPTION = "adbc.flight.sql.client_option.with_max_msg_size"
@@ -70,11 +76,12 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--batch-rows", type=int, default=65_536, help="rows per batch of the adbc client's ingest")
     ap.add_argument("--runs", type=int, default=5, help="timed rounds; the median is reported")
     ap.add_argument("--seed", type=int, default=7, help="generator seed")
+    ap.add_argument("--workers", type=int, default=2, help="data nodes of the dataset client's server")
     ap.add_argument("--cachedb", default=str(REPO_ROOT / "bin" / "cachedb"), help="cachedb binary (make build)")
     ap.add_argument("--results", default=str(REPO_ROOT / "bench" / "results" / "ingest.json"), help="where to write the figures")
     args = ap.parse_args()
-    if args.rows < 1 or args.batch_rows < 1 or args.runs < 1:
-        ap.error("need rows, batch-rows and runs >= 1")
+    if args.rows < 1 or args.batch_rows < 1 or args.runs < 1 or args.workers < 1:
+        ap.error("need rows, batch-rows, runs and workers >= 1")
     return args
 
 
@@ -118,9 +125,10 @@ def as_returned(table: pa.Table) -> pa.Table:
 
 
 class Server:
-    """`cachedb serve` on a free loopback port, stopped with SIGTERM."""
+    """`cachedb serve` on a free loopback port (with workers in-process data nodes), stopped with
+    SIGTERM."""
 
-    def __init__(self, binary: str, warehouse: str):
+    def __init__(self, binary: str, warehouse: str, workers: int = 0):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -128,7 +136,7 @@ class Server:
         self.log = tempfile.NamedTemporaryFile(prefix="bench-ingest-", suffix=".log", delete=False)
         self.proc = subprocess.Popen(
             [binary, "serve", "--listen", f"127.0.0.1:{self.port}", "--no-demo", "--warehouse", warehouse,
-             "--max-message-bytes", str(MAX_MESSAGE)],
+             "--max-message-bytes", str(MAX_MESSAGE), "--workers", str(workers)],
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -167,7 +175,10 @@ class Client:
         self.write_s: list[float] = []
         self.read_s: list[float] = []
         self.batches = 1
-        if name == "adbc":
+        self.read_table = self.table
+        if name == "dataset":
+            self.read_table = "datasets." + self.table
+        if name in ("adbc", "dataset"):
             self.data = data
             self.batches = len(data.to_batches(max_chunksize=batch_rows))
             self.batch_rows = batch_rows
@@ -192,10 +203,11 @@ class Client:
 
     def write(self) -> float:
         start = time.perf_counter()
-        if self.name == "adbc":
+        if self.name in ("adbc", "dataset"):
             reader = pa.RecordBatchReader.from_batches(self.data.schema, self.data.to_batches(max_chunksize=self.batch_rows))
+            schema = "datasets" if self.name == "dataset" else None
             with self.conn.cursor() as cur:
-                n = cur.adbc_ingest(self.table, reader, mode="create")
+                n = cur.adbc_ingest(self.table, reader, mode="create", db_schema_name=schema)
         elif self.name == "pandas":
             n = self.data.to_sql(self.table, self.conn, index=False)
         else:
@@ -206,9 +218,9 @@ class Client:
         return elapsed
 
     def read(self) -> tuple[float, pa.Table]:
-        sql = f"SELECT * FROM {self.table}"
+        sql = f"SELECT * FROM {self.read_table}"
         start = time.perf_counter()
-        if self.name == "adbc":
+        if self.name in ("adbc", "dataset"):
             with self.conn.cursor() as cur:
                 cur.execute(sql)
                 back = cur.fetch_arrow_table()
@@ -222,6 +234,19 @@ class Client:
         elif self.name == "polars":
             back = back.to_arrow()
         return elapsed, back
+
+
+def wait_for_workers(server: Server, workers: int) -> None:
+    """Waits until the server's in-process data nodes have registered."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    with flightsql.connect(server.uri, autocommit=True) as conn, conn.cursor() as cur:
+        while True:
+            cur.execute("SELECT count(*) FROM system.nodes WHERE state = 'alive'")
+            if cur.fetchone()[0] == workers:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{workers} data nodes did not register within {START_TIMEOUT_S}s:\n{server.log_text()}")
+            time.sleep(0.1)
 
 
 def machine() -> dict:
@@ -263,9 +288,14 @@ def main() -> int:
         warehouse = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-ingest-warehouse-"))
         server = Server(args.cachedb, warehouse)
         stack.callback(server.stop)
+        cluster_warehouse = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-ingest-warehouse-"))
+        cluster = Server(args.cachedb, cluster_warehouse, workers=args.workers)
+        stack.callback(cluster.stop)
+        wait_for_workers(cluster, args.workers)
         clients = []
         for name in CLIENTS:
-            conn = stack.enter_context(flightsql.connect(server.uri, db_kwargs={MAX_MSG_OPTION: str(MAX_MESSAGE)}, autocommit=True))
+            uri = cluster.uri if name == "dataset" else server.uri
+            conn = stack.enter_context(flightsql.connect(uri, db_kwargs={MAX_MSG_OPTION: str(MAX_MESSAGE)}, autocommit=True))
             clients.append(Client(name, conn, data, args.batch_rows))
         for round_ in range(args.runs + 1):
             timed = round_ > 0
@@ -314,7 +344,7 @@ def build_report(args, arrow_bytes: int, clients: list[Client], total_s: float) 
         "benchmark": "ingest",
         "when": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": machine(),
-        "parameters": {"rows": args.rows, "batch_rows": args.batch_rows, "runs": args.runs, "seed": args.seed},
+        "parameters": {"rows": args.rows, "batch_rows": args.batch_rows, "runs": args.runs, "seed": args.seed, "workers": args.workers},
         "data": {"rows": args.rows, "columns": 7, "arrow_bytes": arrow_bytes},
         "clients": out,
         "total_s": round(total_s, 1),
