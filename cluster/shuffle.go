@@ -28,6 +28,9 @@ type Stage struct {
 	// only the server's). Both are the session's limits (engine.Session) where it was planned.
 	MemoryLimit int64         `json:"memory_limit,omitempty"`
 	Timeout     time.Duration `json:"timeout,omitempty"`
+	// SQLMode is the session's sql_mode, which @@sql_mode reports (nil: the server's default).
+	// The SQL is already in MySQL's default dialect: the head rewrote it under ANSI_QUOTES.
+	SQLMode *string `json:"sql_mode,omitempty"`
 	// DatasetRows are, for the datasets among Pins (by pin name), the row counts the head
 	// planned with: a data node, which holds only some partitions, plans with them too, so that
 	// it makes the same cost-based choices (join order, build sides) and numbers the

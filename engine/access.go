@@ -57,7 +57,7 @@ func (e *Engine) StatementAccess(ctx context.Context, sqlText string) (Access, [
 	if err != nil {
 		return 0, nil, err
 	}
-	stmt, _, err := sql.BindPrepare(sql.WithLimits(ctx, e.cfg.Limits), sqlText, tables)
+	stmt, _, err := sql.BindPrepare(e.bindContext(ctx), sqlText, tables)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -166,7 +166,17 @@ func (e *Engine) execute(ctx context.Context, sqlText string, params []scalar.Sc
 
 // bind binds a statement within the engine's limits (Config.Limits).
 func (e *Engine) bind(ctx context.Context, text string, tables catalog.Catalog, params []scalar.Scalar) (planner.Statement, error) {
-	return sql.Bind(sql.WithLimits(ctx, e.cfg.Limits), text, tables, params)
+	return sql.Bind(e.bindContext(ctx), text, tables, params)
+}
+
+// bindContext is ctx as the binder takes it: the engine's limits, and the session's sql_mode
+// for @@sql_mode.
+func (e *Engine) bindContext(ctx context.Context) context.Context {
+	ctx = sql.WithLimits(ctx, e.cfg.Limits)
+	if mode := SessionFrom(ctx).SQLMode; mode != nil {
+		ctx = sql.WithSQLMode(ctx, *mode)
+	}
+	return ctx
 }
 
 func (e *Engine) physicalOptions(analyze bool) planner.PhysicalOptions {
@@ -178,7 +188,7 @@ func (e *Engine) prepare(ctx context.Context, sqlText string) (*Prepared, error)
 	if err != nil {
 		return nil, err
 	}
-	stmt, types, err := sql.BindPrepare(sql.WithLimits(ctx, e.cfg.Limits), sqlText, tables)
+	stmt, types, err := sql.BindPrepare(e.bindContext(ctx), sqlText, tables)
 	if err == nil {
 		err = stopped(ctx)
 	}

@@ -23,10 +23,11 @@ type Session struct {
 	// StatementTimeout bounds each statement of the session (0: only the server's own); the
 	// server applies it (the engine only carries it).
 	StatementTimeout time.Duration
-	// ANSIQuotes is sql_mode's ANSI_QUOTES (SET sql_mode): a double-quoted token is an
-	// identifier, not a string. The server rewrites the session's statements as they arrive
-	// (SessionText), so nothing after it sees the difference.
-	ANSIQuotes bool
+	// SQLMode is the session's sql_mode (SET sql_mode), normalized (sql.NormalizeSQLMode); nil
+	// for the server's default. @@sql_mode reports it; of its modes ANSI_QUOTES makes a
+	// double-quoted token a name, not a string (ANSIQuotes), which the server applies by
+	// rewriting the session's statements as they arrive (SessionText).
+	SQLMode *string
 	// Pins fixes the versions of versioned tables by name as written (catalog.Set.WithPins):
 	// the Pins of a Prepare, given to the Execute of the same text, make it read exactly the
 	// table states the Prepare saw.
@@ -40,11 +41,14 @@ func WithSession(ctx context.Context, s Session) context.Context {
 	return context.WithValue(ctx, sessionKey{}, s)
 }
 
+// ANSIQuotes reports whether the session's sql_mode has ANSI_QUOTES.
+func (s Session) ANSIQuotes() bool { return s.SQLMode != nil && sql.SQLModeANSIQuotes(*s.SQLMode) }
+
 // SessionText is sqlText as the session of ctx reads it: under ANSI_QUOTES, its double-quoted
 // names rewritten as backquoted ones (sql.ANSIQuotes), so that the engine, and the data nodes a
 // ticket carries the text to, read it in MySQL's default dialect; otherwise sqlText itself.
 func SessionText(ctx context.Context, sqlText string) string {
-	if SessionFrom(ctx).ANSIQuotes {
+	if SessionFrom(ctx).ANSIQuotes() {
 		if text, ok := sql.ANSIQuotes(sqlText); ok {
 			return text
 		}

@@ -61,11 +61,10 @@ func ParseStatementTimeout(v string) (time.Duration, error) {
 // SetSession reads a SET statement: whether text is one and, if so, the session s becomes.
 // SET max_execution_time = <ms> and SET cachedb_memory_limit = '<size>' (in any session scope
 // form: SESSION x, @@x, @@session.x; DEFAULT or 0 clears them) change s, and so does SET
-// sql_mode = '<modes>' (ANSI_QUOTES, or ANSI, on or off; a mode MySQL does not know is refused);
-// every other variable is accepted and changes nothing, as MySQL clients set many on
-// connecting. The GLOBAL forms of those three are refused: the server's limits are its flags,
-// and its dialect is MySQL's default. Like USE, the statement itself changes nothing: the
-// server keeps the session.
+// sql_mode (sqlModeANSIQuotes); every other variable is accepted and changes nothing, as MySQL
+// clients set many on connecting. The GLOBAL forms of those three are refused: the server's
+// limits are its flags, and its dialect is MySQL's default. Like USE, the statement itself
+// changes nothing: the server keeps the session.
 func (e *Engine) SetSession(text string, s Session) (Session, bool, error) {
 	assigns, ok := sql.SessionAssignments(text)
 	if !ok {
@@ -75,8 +74,13 @@ func (e *Engine) SetSession(text string, s Session) (Session, bool, error) {
 		if a.Name != VarMaxExecutionTime && a.Name != VarMemoryLimit && a.Name != VarSQLMode {
 			continue
 		}
-		if a.Global && a.Name == VarSQLMode {
-			return s, true, errs.Unsupportedf("SET GLOBAL sql_mode: the server reads MySQL's default dialect; SET SESSION sql_mode sets this session's")
+		if a.Name == VarSQLMode {
+			mode, err := e.sessionSQLMode(s, a)
+			if err != nil {
+				return s, true, err
+			}
+			s.SQLMode = mode
+			continue
 		}
 		if a.Global {
 			return s, true, errs.Unsupportedf("SET GLOBAL %s: the server's own limits are its flags (--statement-timeout, --memory-limit); SET SESSION %s sets this session's", a.Name, a.Name)
@@ -92,12 +96,6 @@ func (e *Engine) SetSession(text string, s Session) (Session, bool, error) {
 		switch a.Name {
 		case VarMaxExecutionTime:
 			s.StatementTimeout, err = ParseStatementTimeout(value)
-		case VarSQLMode:
-			ansi, err := sql.SQLModeANSIQuotes(value)
-			if err != nil {
-				return s, true, err
-			}
-			s.ANSIQuotes = ansi
 		default:
 			s.MemoryLimit, err = ParseMemoryLimit(value)
 		}

@@ -31,14 +31,9 @@ func TestSetSessionReadsTheLimits(t *testing.T) {
 		{sql: "SET cachedb_memory_limit = 'lots'", invalid: errs.InvalidInput},
 		{sql: "SET cachedb_memory_limit = 1 + 1", invalid: errs.InvalidInput},
 		{sql: "SET GLOBAL max_execution_time = 5", invalid: errs.Unsupported},
-		{sql: "SET sql_mode = 'ANSI_QUOTES'", want: Session{Catalog: "c", MemoryLimit: 5, StatementTimeout: time.Second, ANSIQuotes: true}},
-		{sql: "SET SESSION sql_mode = 'strict_trans_tables, ansi_quotes'", want: Session{Catalog: "c", MemoryLimit: 5, StatementTimeout: time.Second, ANSIQuotes: true}},
-		{sql: "SET @@session.sql_mode = 'ANSI'", want: Session{Catalog: "c", MemoryLimit: 5, StatementTimeout: time.Second, ANSIQuotes: true}},
-		{sql: "SET sql_mode = 'TRADITIONAL'", want: start},
-		{sql: "SET sql_mode = ''", want: start},
-		{sql: "SET sql_mode = 'ANSI_QUOTES', sql_mode = DEFAULT", want: start},
 		{sql: "SET sql_mode = 'ANSI_QUOTES,NO_SUCH_MODE'", invalid: errs.InvalidInput},
-		{sql: "SET sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES')", invalid: errs.InvalidInput},
+		{sql: "SET sql_mode = NULL", invalid: errs.InvalidInput},
+		{sql: "SET sql_mode = CONCAT('ANSI_QUOTES,', 'NOPE')", invalid: errs.InvalidInput},
 		{sql: "SET GLOBAL sql_mode = 'ANSI_QUOTES'", invalid: errs.Unsupported},
 	}
 	for _, tt := range tests {
@@ -53,19 +48,70 @@ func TestSetSessionReadsTheLimits(t *testing.T) {
 			}
 			continue
 		}
-		if got.Catalog != tt.want.Catalog || got.MemoryLimit != tt.want.MemoryLimit || got.StatementTimeout != tt.want.StatementTimeout || got.ANSIQuotes != tt.want.ANSIQuotes {
+		if got.Catalog != tt.want.Catalog || got.MemoryLimit != tt.want.MemoryLimit || got.StatementTimeout != tt.want.StatementTimeout || got.SQLMode != nil {
 			t.Errorf("%s: %+v, want %+v", tt.sql, got, tt.want)
 		}
 	}
 	if _, ok, _ := e.SetSession("SELECT 1", start); ok {
 		t.Error("SELECT 1 read as SET")
 	}
-	on := Session{ANSIQuotes: true}
-	if got, _, err := e.SetSession("SET sql_mode = ''", on); err != nil || got.ANSIQuotes {
-		t.Errorf("SET sql_mode = '' under ANSI_QUOTES: %+v, %v; want it off", got, err)
+}
+
+// SET sql_mode keeps the session's modes as MySQL reports them (@@sql_mode): combination modes
+// expanded, in MySQL's order; expressions see the session's @@sql_mode; DEFAULT goes back to
+// the server's. ANSI_QUOTES, alone or through ANSI, is what changes how statements read.
+func TestSetSessionSQLMode(t *testing.T) {
+	e, err := New(Config{NoDemo: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, _, err := e.SetSession("SET sql_mode = 'BOGUS'", on); err == nil || err.Error() != "Variable 'sql_mode' can't be set to the value of 'BOGUS'" {
+	ansi := "ANSI_QUOTES"
+	tests := []struct {
+		from      *string
+		sql, want string // want "": the server's default (SQLMode nil)
+		quotes    bool
+	}{
+		{sql: "SET sql_mode = 'ANSI_QUOTES'", want: "ANSI_QUOTES", quotes: true},
+		{sql: "SET SESSION sql_mode = 'strict_trans_tables, ansi_quotes'", want: "ANSI_QUOTES,STRICT_TRANS_TABLES", quotes: true},
+		{sql: "SET @@session.sql_mode = 'ANSI'", want: "REAL_AS_FLOAT,PIPES_AS_CONCAT,ANSI_QUOTES,IGNORE_SPACE,ONLY_FULL_GROUP_BY,ANSI", quotes: true},
+		{sql: "SET sql_mode = 'TRADITIONAL'", want: "STRICT_TRANS_TABLES,STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,TRADITIONAL,NO_ENGINE_SUBSTITUTION"},
+		{sql: "SET sql_mode = ''", want: "-"},
+		{sql: "SET sql_mode = 'ANSI_QUOTES', sql_mode = DEFAULT", want: ""},
+		{sql: "SET sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES')", want: "ANSI_QUOTES,ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION", quotes: true},
+		// The idiom that drops one mode keeps the session's others.
+		{from: &ansi, sql: "SET SESSION sql_mode=(SELECT REPLACE(@@sql_mode,'ONLY_FULL_GROUP_BY',''))", want: "ANSI_QUOTES", quotes: true},
+		{sql: "SET SESSION sql_mode=(SELECT REPLACE(@@sql_mode,'ONLY_FULL_GROUP_BY',''))", want: "STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"},
+		{from: &ansi, sql: "SET sql_mode = REPLACE(@@sql_mode, 'ANSI_QUOTES', '')", want: "-"},
+	}
+	for _, tt := range tests {
+		got, _, err := e.SetSession(tt.sql, Session{SQLMode: tt.from})
+		if err != nil {
+			t.Errorf("%s: %v", tt.sql, err)
+			continue
+		}
+		mode := ""
+		if got.SQLMode != nil {
+			mode = *got.SQLMode
+			if mode == "" {
+				mode = "-"
+			}
+		}
+		if mode != tt.want || got.ANSIQuotes() != tt.quotes {
+			t.Errorf("%s: mode %q (ANSI quotes %v), want %q (%v)", tt.sql, mode, got.ANSIQuotes(), tt.want, tt.quotes)
+		}
+	}
+	if _, _, err := e.SetSession("SET sql_mode = 'BOGUS'", Session{}); err == nil || err.Error() != "Variable 'sql_mode' can't be set to the value of 'BOGUS'" {
 		t.Errorf("unknown mode: %v", err)
+	}
+	// @@sql_mode reads the session's.
+	for _, tt := range []struct {
+		mode *string
+		want string
+	}{{nil, "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"}, {&ansi, "ANSI_QUOTES"}} {
+		v, err := e.evalText(WithSession(context.Background(), Session{SQLMode: tt.mode}), "@@sql_mode")
+		if err != nil || v == nil || *v != tt.want {
+			t.Errorf("@@sql_mode: %v, %v; want %s", v, err, tt.want)
+		}
 	}
 }
 
@@ -74,7 +120,8 @@ func TestSessionTextReadsDoubleQuotesUnderANSIQuotes(t *testing.T) {
 	if got := SessionText(context.Background(), text); got != text {
 		t.Errorf("without ANSI_QUOTES: %q, want the text unchanged", got)
 	}
-	ctx := WithSession(context.Background(), Session{ANSIQuotes: true})
+	ansi := "ANSI_QUOTES"
+	ctx := WithSession(context.Background(), Session{SQLMode: &ansi})
 	if got, want := SessionText(ctx, text), "SELECT `a` FROM t WHERE b = 'x \"y\"'"; got != want {
 		t.Errorf("under ANSI_QUOTES: %q, want %q", got, want)
 	}

@@ -38,6 +38,12 @@ func TestANSIQuotesThroughADBC(t *testing.T) {
 
 	runSession(t, cnxn, "SET SESSION sql_mode = 'STRICT_TRANS_TABLES,ANSI_QUOTES'")
 	want(`SELECT "a" FROM "quoted t" ORDER BY a`, "1", "2")
+	want("SELECT @@sql_mode", "ANSI_QUOTES,STRICT_TRANS_TABLES")
+	// The idiom that drops one mode keeps the others.
+	runSession(t, cnxn, "SET SESSION sql_mode = (SELECT REPLACE(@@sql_mode, 'STRICT_TRANS_TABLES', ''))")
+	want("SELECT @@sql_mode", "ANSI_QUOTES")
+	want("SELECT @@global.sql_mode LIKE 'ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,%'", "1") // the server's
+	want(`SELECT "a" FROM "quoted t" ORDER BY a`, "1", "2")
 	want(`SELECT "a" FROM "quoted t" WHERE "b""x" = 'two "2"' -- "not a name"`, "2")
 
 	// A prepared statement of the session reads the same way.

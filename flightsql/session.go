@@ -23,8 +23,8 @@ import (
 // "schema", which is what ADBC's adbc.connection.catalog / adbc.connection.db_schema set; and
 // the limits of the session's statements: "memory_limit" (bytes, or a size such as "256MiB")
 // and "statement_timeout" (milliseconds, or a duration such as "30s"), which SET
-// cachedb_memory_limit and SET max_execution_time also change; and SET sql_mode's ANSI_QUOTES
-// (no Flight SQL option: the statements of such a session are rewritten as they arrive,
+// cachedb_memory_limit and SET max_execution_time also change; and SET sql_mode's modes (no
+// Flight SQL option; under ANSI_QUOTES the session's statements are rewritten as they arrive,
 // engine.SessionText). The server keeps no session
 // state: the choices travel in a cookie the client returns on every call (ADBC: database option
 // adbc.flight.sql.rpc.with_cookie_middleware=true), and each call's context carries them to the
@@ -36,7 +36,7 @@ const (
 	optionSchema           = "schema"
 	optionMemoryLimit      = "memory_limit"
 	optionStatementTimeout = "statement_timeout"
-	cookieANSIQuotes       = "ansi_quotes" // SET sql_mode's ANSI_QUOTES; not a Flight SQL option
+	cookieSQLMode          = "sql_mode" // SET sql_mode's modes; not a Flight SQL option
 	sessionCookieAge       = 7 * 24 * 3600
 )
 
@@ -65,8 +65,8 @@ func encodeSession(s engine.Session) string {
 	if s.StatementTimeout > 0 {
 		v.Set(optionStatementTimeout, s.StatementTimeout.String())
 	}
-	if s.ANSIQuotes {
-		v.Set(cookieANSIQuotes, "1")
+	if s.SQLMode != nil {
+		v.Set(cookieSQLMode, *s.SQLMode) // present, even empty: the session set it
 	}
 	return v.Encode()
 }
@@ -85,7 +85,12 @@ func decodeSession(v string) engine.Session {
 	// server's limits still hold.
 	s.MemoryLimit, _ = engine.ParseMemoryLimit(q.Get(optionMemoryLimit))
 	s.StatementTimeout, _ = engine.ParseStatementTimeout(q.Get(optionStatementTimeout))
-	s.ANSIQuotes = q.Get(cookieANSIQuotes) == "1"
+	if q.Has(cookieSQLMode) {
+		// A mode that does not read (a garbled cookie) is the server's default.
+		if mode, err := engine.NormalizeSQLMode(q.Get(cookieSQLMode)); err == nil {
+			s.SQLMode = &mode
+		}
+	}
 	return s
 }
 

@@ -62,7 +62,7 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 	session := engine.SessionFrom(ctx)
 	if prep.Dataset != "" {
 		// A dataset answers the query; its name resolves in the engine's own catalog.
-		session = engine.Session{MemoryLimit: session.MemoryLimit, StatementTimeout: session.StatementTimeout}
+		session = engine.Session{MemoryLimit: session.MemoryLimit, StatementTimeout: session.StatementTimeout, SQLMode: session.SQLMode}
 	}
 	st := newStage(prep.SQL, session, prep.Pins, s.now().Add(s.opts.TicketTTL))
 	st.DatasetRows = s.eng.DatasetRows(prep.Pins)
@@ -90,7 +90,7 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 // distributed execution (dataNodeInfo) fills in the rest.
 func newStage(sqlText string, session engine.Session, pins map[string]string, expires time.Time) cluster.Stage {
 	return cluster.Stage{SQL: sqlText, Catalog: session.Catalog, Schema: session.Schema, Pins: pins, Expires: expires,
-		MemoryLimit: session.MemoryLimit, Timeout: session.StatementTimeout}
+		MemoryLimit: session.MemoryLimit, Timeout: session.StatementTimeout, SQLMode: session.SQLMode}
 }
 
 // GetSchemaStatement reports the result schema of a query without running it (an empty
@@ -239,7 +239,7 @@ func (s *Server) runUpdate(ctx context.Context, query string, params []scalar.Sc
 		if err != nil {
 			return 0, err
 		}
-		if cur := engine.SessionFrom(ctx); next.MemoryLimit == cur.MemoryLimit && next.StatementTimeout == cur.StatementTimeout && next.ANSIQuotes == cur.ANSIQuotes {
+		if cur := engine.SessionFrom(ctx); next.MemoryLimit == cur.MemoryLimit && next.StatementTimeout == cur.StatementTimeout && sameMode(next.SQLMode, cur.SQLMode) {
 			return 0, nil
 		}
 		return 0, setSessionCookie(ctx, next, sessionCookieAge)
@@ -254,6 +254,9 @@ func (s *Server) runUpdate(ctx context.Context, query string, params []scalar.Sc
 	}
 	return res.RowsAffected, nil
 }
+
+// sameMode reports whether two sessions' sql_mode are the same (nil: the server's default).
+func sameMode(a, b *string) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
 
 // queryReader returns the reader of a query result; a statement without rows yields an empty
 // reader with an empty schema.

@@ -33,7 +33,7 @@ func (statementTicket) TicketKind() ticket.Kind { return ticket.Statement }
 
 // sessionOf is the naming session st's SQL runs in.
 func sessionOf(st cluster.Stage) engine.Session {
-	return engine.Session{Catalog: st.Catalog, Schema: st.Schema, Pins: st.Pins, MemoryLimit: st.MemoryLimit, StatementTimeout: st.Timeout}
+	return engine.Session{Catalog: st.Catalog, Schema: st.Schema, Pins: st.Pins, MemoryLimit: st.MemoryLimit, StatementTimeout: st.Timeout, SQLMode: st.SQLMode}
 }
 
 // emptyTicket is the payload of a ticket.Empty ticket: the statement already ran in

@@ -41,7 +41,7 @@ var systemVariables = map[string]any{
 	"performance_schema":       int64(0),
 	"query_cache_size":         int64(0),
 	"query_cache_type":         "OFF",
-	"sql_mode":                 "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION",
+	"sql_mode":                 DefaultSQLMode, // the session's, when it set one (WithSQLMode)
 	"system_time_zone":         "UTC",
 	"time_zone":                "SYSTEM",
 	"transaction_isolation":    "REPEATABLE-READ",
@@ -59,6 +59,9 @@ func (b *binder) systemVariable(v *sqlparser.Variable) (planner.Expr, error) {
 	val, ok := systemVariables[v.Name.Lowered()]
 	if !ok {
 		return nil, errs.Unsupportedf("system variable @@%s is not supported", v.Name.String())
+	}
+	if v.Name.Lowered() == "sql_mode" && v.Scope != sqlparser.GlobalScope {
+		val = sqlModeOf(b.ctx)
 	}
 	switch val := val.(type) {
 	case int64:

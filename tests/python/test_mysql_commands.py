@@ -107,8 +107,10 @@ def test_set_sql_mode_ansi_quotes_reads_double_quotes_as_names(cookie_conn):
     with cookie_conn.cursor() as cur:
         cur.execute("SELECT \"ride_id\" FROM demo.rides ORDER BY ride_id LIMIT 1")
         assert cur.fetchall() == [("ride_id",)]  # MySQL's dialect: a string
-        cur.execute("SET SESSION sql_mode = 'ANSI_QUOTES'")
+        cur.execute("SET SESSION sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES')")
         cur.fetchall()
+        cur.execute("SELECT @@sql_mode")
+        assert cur.fetchone()[0].startswith("ANSI_QUOTES,ONLY_FULL_GROUP_BY,")
         cur.execute("SELECT \"ride_id\", 'a \"b\"' FROM \"demo\".\"rides\" ORDER BY ride_id LIMIT 1")
         [(ride_id, text)] = cur.fetchall()
         assert isinstance(ride_id, int) and text == 'a "b"'
