@@ -35,6 +35,16 @@ public class FlightSqlJdbcCheck {
         return out;
     }
 
+    /** Whether a name can be written without quotes. */
+    static boolean plain(String name) {
+        return name.matches("[A-Za-z_][A-Za-z0-9_$]*");
+    }
+
+    /** The name in backquotes, a backquote in it doubled. */
+    static String quote(String name) {
+        return "`" + name.replace("`", "``") + "`";
+    }
+
     public static void main(String[] args) throws Exception {
         String url = "jdbc:arrow-flight-sql://" + args[0] + "?useEncryption=false";
         String table = "jdbc_params_" + Long.toHexString(System.nanoTime());
@@ -54,7 +64,13 @@ public class FlightSqlJdbcCheck {
                 int n = 0;
                 while (rs.next()) {
                     String cat = rs.getString("TABLE_CAT"), schem = rs.getString("TABLE_SCHEM"), name = rs.getString("TABLE_NAME");
-                    for (String q : List.of(cat + "." + schem + "." + name, "`" + cat + "`.`" + schem + "`.`" + name + "`")) {
+                    // Unquoted where every part is a plain identifier; quoted always, as GUI tools do.
+                    List<String> names = new ArrayList<>();
+                    if (plain(cat) && plain(schem) && plain(name)) {
+                        names.add(cat + "." + schem + "." + name);
+                    }
+                    names.add(quote(cat) + "." + quote(schem) + "." + quote(name));
+                    for (String q : names) {
                         try (ResultSet r = st.executeQuery("SELECT * FROM " + q + " LIMIT 1")) {
                             while (r.next()) { }
                         } catch (Exception e) {
