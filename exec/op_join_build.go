@@ -14,7 +14,7 @@ import (
 // files (grace).
 type joinBuild struct {
 	batch arrow.RecordBatch
-	table *hashTable
+	table *joinTable
 	res   *mempool.Reservation
 	grace *graceBuild
 }

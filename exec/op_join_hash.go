@@ -140,22 +140,24 @@ func (j *HashJoin) Execute(ctx context.Context, partition int, tc *TaskContext) 
 }
 
 // probe returns the stream joining the left batches of left with build through table.
-func (j *HashJoin) probe(ctx context.Context, tc *TaskContext, left array.RecordReader, build arrow.RecordBatch, table *hashTable) *joinStream {
+func (j *HashJoin) probe(ctx context.Context, tc *TaskContext, left array.RecordReader, build arrow.RecordBatch, table *joinTable) *joinStream {
 	joiner := newPairJoiner(j.kind, j.residual, j.left.Schema(), j.right.Schema(), build)
 	joiner.rightHasNullKey = table.hasNullKey
 	s := &joinStream{ctx: ctx, tc: tc, left: left, joiner: joiner}
+	// One left batch's keys at a time: a batch's source is released before the next begins.
+	scratch := &joinKeys{}
 	s.newSource = func(b arrow.RecordBatch) (pairSource, error) {
-		keys, err := evalKeys(ctx, tc, b, j.leftKeys, j.keyTypes)
+		cols, err := evalKeys(ctx, tc, b, j.leftKeys, j.keyTypes)
 		if err != nil {
 			return nil, err
 		}
-		enc, err := NewRowKeyEncoder(keys)
+		defer releaseAll(cols)
+		keys, err := newJoinKeys(table.form, cols, int(b.NumRows()), scratch)
 		if err != nil {
-			releaseAll(keys)
 			return nil, err
 		}
 		return &hashPairs{
-			table: table, enc: enc, keys: keys, n: int(b.NumRows()), chain: -1,
+			table: table, keys: keys, n: int(b.NumRows()), chain: -1,
 			firstOnly: joiner.existsOnly(), keyNull: joiner.leftKeyNull,
 		}, nil
 	}
@@ -264,8 +266,9 @@ func hashBuildBytes(b arrow.RecordBatch) int64 {
 	return 2*util.TotalRecordSize(b) + hashRowBytes*b.NumRows()
 }
 
-// hashRowBytes estimates the hash table's bytes per build row: its chain link, its share of a
-// Go map entry (key header, value, bucket overhead) and a short encoded key.
+// hashRowBytes estimates the hash table's bytes per build row: its chain link (4), its slot
+// (16 bytes in a table one third to two thirds full: up to 48) and a short key kept to confirm
+// hash matches (a second word, or encoded bytes).
 const hashRowBytes = 64
 
 // hashBatches concatenates batches (reserved by res at hashBuildBytes each) and hashes them;
@@ -304,61 +307,39 @@ func evalKeys(ctx context.Context, tc *TaskContext, b arrow.RecordBatch, exprs [
 	return out, nil
 }
 
-// hashTable maps the encoded key of every build row with no NULL key to its rows: heads holds
-// the first row of each key, next chains the others in ascending row order.
-type hashTable struct {
-	heads      map[string]int32
-	next       []int32
-	hasNullKey bool
-}
-
-func buildHashTable(ctx context.Context, tc *TaskContext, build arrow.RecordBatch, keys []Expr, types []arrow.DataType) (*hashTable, error) {
+// buildHashTable evaluates the join keys of build (cast to types) and hashes its rows.
+func buildHashTable(ctx context.Context, tc *TaskContext, build arrow.RecordBatch, keys []Expr, types []arrow.DataType) (*joinTable, error) {
 	cols, err := evalKeys(ctx, tc, build, keys, types)
 	if err != nil {
 		return nil, err
 	}
 	defer releaseAll(cols)
-	enc, err := NewRowKeyEncoder(cols)
+	form := joinKeyFormOf(types)
+	k, err := newJoinKeys(form, cols, int(build.NumRows()), nil)
 	if err != nil {
 		return nil, err
 	}
-	n := int(build.NumRows())
-	t := &hashTable{heads: make(map[string]int32, n), next: make([]int32, n)}
-	var buf []byte
-	for row := n - 1; row >= 0; row-- {
-		t.next[row] = -1
-		if enc.HasNull(row) {
-			t.hasNullKey = true
-			continue
-		}
-		buf = enc.Append(buf[:0], row)
-		if head, ok := t.heads[string(buf)]; ok {
-			t.next[row] = head
-		}
-		t.heads[string(buf)] = int32(row)
-	}
-	return t, nil
+	return newJoinTable(k, form), nil
 }
 
 // hashPairs enumerates, for each row of a left batch, the build rows with an equal key; with
 // firstOnly, only the first of them. Rows with a NULL key are recorded in keyNull and match
 // nothing.
 type hashPairs struct {
-	table     *hashTable
-	enc       *RowKeyEncoder
-	keys      []arrow.Array
+	table     *joinTable
+	keys      *joinKeys
 	n, row    int
 	chain     int32
 	firstOnly bool
 	keyNull   []bool
-	buf       []byte
 }
 
 func (h *hashPairs) next(limit int) (li, ri []int32, done bool) {
+	t := h.table
 	for len(li) < limit {
 		if h.chain >= 0 {
 			li, ri = append(li, int32(h.row)), append(ri, h.chain)
-			h.chain = h.table.next[h.chain]
+			h.chain = t.next[h.chain]
 			if h.chain < 0 || h.firstOnly {
 				h.chain = -1
 				h.row++
@@ -368,20 +349,19 @@ func (h *hashPairs) next(limit int) (li, ri []int32, done bool) {
 		if h.row >= h.n {
 			break
 		}
-		if h.enc.HasNull(h.row) {
+		if h.keys.null != nil && h.keys.null[h.row] {
 			h.keyNull[h.row] = true
 			h.row++
 			continue
 		}
-		h.buf = h.enc.Append(h.buf[:0], h.row)
-		head, ok := h.table.heads[string(h.buf)]
-		if !ok {
+		slot := t.find(h.keys, h.row)
+		if slot < 0 {
 			h.row++
 			continue
 		}
-		h.chain = head
+		h.chain = t.head(slot)
 	}
 	return li, ri, h.row >= h.n && h.chain < 0
 }
 
-func (h *hashPairs) release() { releaseAll(h.keys) }
+func (h *hashPairs) release() {}

@@ -231,7 +231,7 @@ func (j *LeftBuildHashJoin) probe(ctx context.Context, tc *TaskContext, b *leftB
 	joiner := newPairJoiner(j.kind, j.residual, j.left.Schema(), j.right.Schema(), b.batch)
 	joiner.rightRows = 0
 	joiner.begin(b.batch)
-	heads, next, err := j.hashLeft(ctx, tc, b.batch, joiner.leftKeyNull)
+	table, err := j.hashLeft(ctx, tc, b.batch, joiner.leftKeyNull)
 	if err != nil {
 		return err
 	}
@@ -246,9 +246,9 @@ func (j *LeftBuildHashJoin) probe(ctx context.Context, tc *TaskContext, b *leftB
 	decided := func(l int32) bool {
 		return joiner.matched[l] || (j.kind == NullAwareAntiJoin && joiner.unknown[l])
 	}
-	var buf []byte
+	scratch := &joinKeys{}
 	for {
-		if exists && len(heads) == 0 && j.kind != NullAwareAntiJoin {
+		if exists && table.live == 0 && j.kind != NullAwareAntiJoin {
 			break
 		}
 		if j.kind == NullAwareAntiJoin && joiner.rightHasNullKey {
@@ -261,7 +261,7 @@ func (j *LeftBuildHashJoin) probe(ctx context.Context, tc *TaskContext, b *leftB
 		if rb == nil {
 			break
 		}
-		err = j.probeBatch(ctx, tc, joiner, rb, heads, next, exists, decided, &buf)
+		err = j.probeBatch(ctx, tc, joiner, rb, table, exists, decided, scratch)
 		rb.Release()
 		if err != nil {
 			return err
@@ -278,13 +278,13 @@ func (j *LeftBuildHashJoin) probe(ctx context.Context, tc *TaskContext, b *leftB
 
 // probeBatch adds the candidate pairs of the right rows of rb to joiner.
 func (j *LeftBuildHashJoin) probeBatch(ctx context.Context, tc *TaskContext, joiner *pairJoiner, rb arrow.RecordBatch,
-	heads map[string]int32, next []int32, exists bool, decided func(int32) bool, buf *[]byte) error {
-	keys, err := evalKeys(ctx, tc, rb, j.rightKeys, j.keyTypes)
+	table *joinTable, exists bool, decided func(int32) bool, scratch *joinKeys) error {
+	cols, err := evalKeys(ctx, tc, rb, j.rightKeys, j.keyTypes)
 	if err != nil {
 		return err
 	}
-	defer releaseAll(keys)
-	enc, err := NewRowKeyEncoder(keys)
+	defer releaseAll(cols)
+	keys, err := newJoinKeys(table.form, cols, int(rb.NumRows()), scratch)
 	if err != nil {
 		return err
 	}
@@ -303,24 +303,24 @@ func (j *LeftBuildHashJoin) probeBatch(ctx context.Context, tc *TaskContext, joi
 		li, ri = li[:0], ri[:0]
 		return err
 	}
+	next := table.next
 	for r := range int(rb.NumRows()) {
-		if enc.HasNull(r) {
+		if keys.null != nil && keys.null[r] {
 			joiner.rightHasNullKey = true
 			continue
 		}
-		*buf = enc.Append((*buf)[:0], r)
-		head, ok := heads[string(*buf)]
-		if !ok {
+		slot := table.find(keys, r)
+		if slot < 0 {
 			continue
 		}
 		if exists {
-			for l := head; l >= 0; l = next[l] {
+			for l := table.head(slot); l >= 0; l = next[l] {
 				joiner.matched[l] = true
 			}
-			delete(heads, string(*buf))
+			table.remove(slot)
 			continue
 		}
-		for l := head; l >= 0; l = next[l] {
+		for l := table.head(slot); l >= 0; l = next[l] {
 			if decided(l) {
 				continue
 			}
@@ -335,32 +335,21 @@ func (j *LeftBuildHashJoin) probeBatch(ctx context.Context, tc *TaskContext, joi
 	return flush()
 }
 
-// hashLeft maps the encoded key of every left row with no NULL key to its rows (heads holds the
-// first, next chains the others) and sets keyNull[i] for the rows with a NULL key.
-func (j *LeftBuildHashJoin) hashLeft(ctx context.Context, tc *TaskContext, batch arrow.RecordBatch, keyNull []bool) (map[string]int32, []int32, error) {
+// hashLeft hashes the left rows with no NULL key on the left keys and sets keyNull[i] for the
+// rows with a NULL key.
+func (j *LeftBuildHashJoin) hashLeft(ctx context.Context, tc *TaskContext, batch arrow.RecordBatch, keyNull []bool) (*joinTable, error) {
 	cols, err := evalKeys(ctx, tc, batch, j.leftKeys, j.keyTypes)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer releaseAll(cols)
-	enc, err := NewRowKeyEncoder(cols)
+	form := joinKeyFormOf(j.keyTypes)
+	keys, err := newJoinKeys(form, cols, int(batch.NumRows()), nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	n := int(batch.NumRows())
-	heads, next := make(map[string]int32, n), make([]int32, n)
-	var buf []byte
-	for row := n - 1; row >= 0; row-- {
-		next[row] = -1
-		if enc.HasNull(row) {
-			keyNull[row] = true
-			continue
-		}
-		buf = enc.Append(buf[:0], row)
-		if head, ok := heads[string(buf)]; ok {
-			next[row] = head
-		}
-		heads[string(buf)] = int32(row)
+	if keys.null != nil {
+		copy(keyNull, keys.null)
 	}
-	return heads, next, nil
+	return newJoinTable(keys, form), nil
 }
