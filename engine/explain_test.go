@@ -41,12 +41,12 @@ logical_plan,Project: c#6 AS c#7, count(*)#8 AS count(*)#9
 logical_plan,  Aggregate: group=[c#3] aggs=[count(*)]
 logical_plan,    Join: inner on (a#1 = a#4)
 logical_plan,      Scan: t1 columns=[a#1, c#3]
-logical_plan,      Scan: t2 columns=[a#4, d#5] filters=[(d#5 > 100)]
+logical_plan,      Scan: t2 columns=[a#4] filters=[(d#5 > 100)]
 physical_plan,Project: c, count(*)
 physical_plan,  HashAggregate(mode=single, group=[c], aggs=[count(*)])
 physical_plan,    HashJoin: inner on a = a
 physical_plan,      Scan: t1 [a, c] partitions=1
-physical_plan,      Scan: t2 [a, d] filters=[(d > 100)] partitions=1`,
+physical_plan,      Scan: t2 [a] filters=[(d > 100)] partitions=1`,
 		},
 	}
 	for _, c := range cases {

@@ -17,7 +17,8 @@ import (
 // built (table.Scan is called exactly once), so every execution, including the re-executions of
 // a correlated subquery, reads the same pinned table state. Columns of non-canonical types
 // (narrow integers, unsigned integers, float32) are cast to int64 / float64, and the filters,
-// written against the projected canonical schema, are applied to every batch.
+// written against the projected canonical schema, are applied to every batch. A scan may read
+// columns only its filters need and output the others (NewFilteringScan).
 type Scan struct {
 	table   catalog.Table
 	name    string
@@ -25,11 +26,19 @@ type Scan struct {
 	filters []Expr
 	plan    *catalog.ScanPlan
 	source  *arrow.Schema // projected columns as the table stores them
-	schema  *arrow.Schema // projected columns with canonical types
+	read    *arrow.Schema // projected columns with canonical types: what filters read
+	schema  *arrow.Schema // the first columns of read: the output
 }
 
 // NewScan plans a scan of table (called name in EXPLAIN) for req and returns the operator.
 func NewScan(table catalog.Table, name string, req catalog.ScanRequest, filters []Expr) (Operator, error) {
+	return NewFilteringScan(table, name, req, filters, -1)
+}
+
+// NewFilteringScan is NewScan whose output is the first keep of the columns it reads (all of
+// them when keep < 0): the others are read for the filters only, and a batch the filters
+// narrow is gathered without them.
+func NewFilteringScan(table catalog.Table, name string, req catalog.ScanRequest, filters []Expr, keep int) (Operator, error) {
 	ts := table.Schema()
 	cols := req.Columns
 	if cols == nil {
@@ -48,9 +57,20 @@ func NewScan(table catalog.Table, name string, req catalog.ScanRequest, filters 
 		canonical[i] = source[i]
 		canonical[i].Type = CanonicalType(source[i].Type)
 	}
+	if keep < 0 {
+		keep = len(cols)
+	}
+	if keep > len(cols) || (keep < len(cols) && len(filters) == 0) {
+		return nil, errs.Internalf("scan of %s outputs %d of its %d columns with %d filters", name, keep, len(cols), len(filters))
+	}
 	plan, err := table.Scan(context.Background(), req)
 	if err != nil {
 		return nil, fmt.Errorf("plan scan of %s: %w", name, err)
+	}
+	read := arrow.NewSchema(canonical, nil)
+	schema := read
+	if keep < len(cols) {
+		schema = arrow.NewSchema(canonical[:keep], nil)
 	}
 	return &Scan{
 		table:   table,
@@ -59,7 +79,8 @@ func NewScan(table catalog.Table, name string, req catalog.ScanRequest, filters 
 		filters: filters,
 		plan:    plan,
 		source:  arrow.NewSchema(source, nil),
-		schema:  arrow.NewSchema(canonical, nil),
+		read:    read,
+		schema:  schema,
 	}, nil
 }
 
@@ -179,12 +200,12 @@ func (s *Scan) Execute(ctx context.Context, partition int, tc *TaskContext) (arr
 
 // process canonicalizes b's columns and applies the filters; nil means no row survived.
 func (s *Scan) process(ctx context.Context, tc *TaskContext, b arrow.RecordBatch) (arrow.RecordBatch, error) {
-	if b.NumCols() != int64(s.schema.NumFields()) {
-		return nil, errs.Internalf("scan of %s: task yielded %d columns, expected %d", s.name, b.NumCols(), s.schema.NumFields())
+	if b.NumCols() != int64(s.read.NumFields()) {
+		return nil, errs.Internalf("scan of %s: task yielded %d columns, expected %d", s.name, b.NumCols(), s.read.NumFields())
 	}
-	cols := make([]arrow.Array, 0, s.schema.NumFields())
+	cols := make([]arrow.Array, 0, s.read.NumFields())
 	defer func() { releaseAll(cols) }()
-	for i, f := range s.schema.Fields() {
+	for i, f := range s.read.Fields() {
 		col := b.Column(i)
 		if arrow.TypeEqual(col.DataType(), f.Type) {
 			col.Retain()
@@ -197,9 +218,15 @@ func (s *Scan) process(ctx context.Context, tc *TaskContext, b arrow.RecordBatch
 		}
 		cols = append(cols, cast)
 	}
-	out := array.NewRecordBatch(s.schema, cols, b.NumRows())
-	for _, cond := range s.filters {
-		filtered, err := filterBatch(ctx, tc, out, cond)
+	out := array.NewRecordBatch(s.read, cols, b.NumRows())
+	for i, cond := range s.filters {
+		var filtered arrow.RecordBatch
+		var err error
+		if i == len(s.filters)-1 && s.schema != s.read {
+			filtered, err = s.filterToOutput(ctx, tc, out, cond)
+		} else {
+			filtered, err = filterBatch(ctx, tc, out, cond)
+		}
 		out.Release()
 		if err != nil || filtered == nil {
 			return nil, err
@@ -207,4 +234,22 @@ func (s *Scan) process(ctx context.Context, tc *TaskContext, b arrow.RecordBatch
 		out = filtered
 	}
 	return out, nil
+}
+
+// filterToOutput evaluates cond over b (all the columns read) and gathers the rows it keeps of
+// the output columns only; nil when no row is kept.
+func (s *Scan) filterToOutput(ctx context.Context, tc *TaskContext, b arrow.RecordBatch, cond Expr) (arrow.RecordBatch, error) {
+	res, err := cond.Eval(ctx, tc, b)
+	if err != nil {
+		return nil, err
+	}
+	mask, err := PredicateToFilter(ctx, tc, res)
+	res.Release()
+	if err != nil {
+		return nil, err
+	}
+	defer mask.Release()
+	narrow := array.NewRecordBatch(s.schema, b.Columns()[:s.schema.NumFields()], b.NumRows())
+	defer narrow.Release()
+	return filterByMask(ctx, tc, narrow, mask)
 }

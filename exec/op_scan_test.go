@@ -71,6 +71,36 @@ func TestScanCanonicalTypesAndFilters(t *testing.T) {
 	}
 }
 
+// TestFilteringScanDropsFilterOnlyColumns checks that a scan outputs only its first columns
+// while its filters read the others.
+func TestFilteringScanDropsFilterOnlyColumns(t *testing.T) {
+	tc := newTestContext(t, 2)
+	tbl := narrowTable(t, 3)
+	// Read s and k; filter on k > 1 (column 1 of what is read); output s only.
+	req := catalog.ScanRequest{Columns: []int{2, 0}}
+	op, err := NewFilteringScan(tbl, "narrow", req, []Expr{cmpTest(">", intCol(1, "k"), NewLiteral(scalarInt(1)))}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := schemaOf("s", opString); !op.Schema().Equal(want) {
+		t.Errorf("schema = %s, want %s", op.Schema(), want)
+	}
+	if got, want := collectRows(t, op, tc), sorted("r2", "r2", "r2"); !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	// Every row kept: the batch passes through, still without the filter's column.
+	all, err := NewFilteringScan(tbl, "narrow", req, []Expr{cmpTest(">", NewLiteral(scalarInt(2)), NewLiteral(scalarInt(1)))}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := collectRows(t, all, tc); len(got) != 9 || got[0] != "r1" {
+		t.Errorf("got %q, want the 9 rows of s", got)
+	}
+	if _, err := NewFilteringScan(tbl, "narrow", req, nil, 1); err == nil {
+		t.Error("a scan dropping columns without a filter was accepted")
+	}
+}
+
 func appendMore(tbl catalog.Table) error {
 	b := batchOfNoT(tbl.Schema())
 	defer b.Release()

@@ -165,10 +165,11 @@ func (e *estimator) scanEstimate(s *Scan) relEst {
 		rows = float64(st.Rows)
 	}
 	out := relEst{rows: rows, cols: map[ColumnID]colEst{}}
-	for i, c := range s.Columns {
+	cols, idx := s.readColumns() // the filters' columns too: they estimate the filters
+	for i, c := range cols {
 		cs := catalog.UnknownColumn
-		if st != nil && i < len(s.Indices) && s.Indices[i] < len(st.Columns) {
-			cs = st.Columns[s.Indices[i]]
+		if st != nil && i < len(idx) && idx[i] < len(st.Columns) {
+			cs = st.Columns[idx[i]]
 		}
 		out.cols[c.ID] = sourceColumn(cs, c.Type, rows)
 	}

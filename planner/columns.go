@@ -63,6 +63,11 @@ func FreeColumns(p Plan) map[ColumnID]bool {
 		for _, c := range p.Schema() {
 			produced[c.ID] = true
 		}
+		if s, ok := p.(*Scan); ok {
+			for _, c := range s.FilterColumns {
+				produced[c.ID] = true
+			}
+		}
 		for _, e := range PlanExprs(p) {
 			ExprColumns(e, used)
 		}

@@ -32,7 +32,7 @@ type Plan interface {
 }
 
 // Scan reads a table. Columns[i] is table column Indices[i]. Filters, pushed down by the
-// optimizer, are applied by the scan itself and reference only Columns.
+// optimizer, are applied by the scan itself and reference only Columns and FilterColumns.
 type Scan struct {
 	Table   catalog.Table
 	Name    string // table name as written
@@ -41,6 +41,20 @@ type Scan struct {
 	Indices []int
 	Filters []Expr
 	Limit   int64 // 0 = none; set only when Filters is empty
+	// FilterColumns are columns only the Filters read: the scan reads them (table columns
+	// FilterIndices) but does not output them. Column pruning sets them.
+	FilterColumns []Column
+	FilterIndices []int
+}
+
+// readColumns are the columns the scan reads: its output, then those only its filters read.
+func (p *Scan) readColumns() ([]Column, []int) {
+	if len(p.FilterColumns) == 0 {
+		return p.Columns, p.Indices
+	}
+	cols := append(append([]Column(nil), p.Columns...), p.FilterColumns...)
+	idx := append(append([]int(nil), p.Indices...), p.FilterIndices...)
+	return cols, idx
 }
 
 // Values is a literal relation: rows of constant (or parameter) expressions. SELECT without

@@ -129,15 +129,16 @@ func (pp *physicalPlanner) planNode(p Plan) (exec.Operator, error) {
 }
 
 func (pp *physicalPlanner) planScan(p *Scan) (exec.Operator, error) {
-	filters, err := pp.exprs(p.Filters, p.Columns)
+	cols, idx := p.readColumns()
+	filters, err := pp.exprs(p.Filters, cols)
 	if err != nil {
 		return nil, err
 	}
 	if pp.opts.NoPushdown {
 		return pp.planWholeScan(p)
 	}
-	req := catalog.ScanRequest{Columns: p.Indices, Limit: p.Limit, Filter: scanFilter(p)}
-	op, err := exec.NewScan(p.Table, p.Name, req, filters)
+	req := catalog.ScanRequest{Columns: idx, Limit: p.Limit, Filter: scanFilter(p)}
+	op, err := exec.NewFilteringScan(p.Table, p.Name, req, filters, len(p.Columns))
 	if err != nil {
 		return nil, err
 	}
@@ -151,8 +152,9 @@ func (pp *physicalPlanner) planWholeScan(p *Scan) (exec.Operator, error) {
 	for i, f := range p.Table.Schema().Fields() {
 		all[i] = Column{ID: -ColumnID(i) - 1, Name: f.Name, Type: f.Type, Nullable: f.Nullable}
 	}
-	for i, idx := range p.Indices {
-		all[idx] = p.Columns[i]
+	read, at := p.readColumns()
+	for i, c := range read {
+		all[at[i]] = c
 	}
 	filters, err := pp.exprs(p.Filters, all)
 	if err != nil {

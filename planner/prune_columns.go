@@ -11,21 +11,36 @@ func pruneColumns(p Plan) Plan {
 func prune(p Plan, required map[ColumnID]bool) Plan {
 	switch p := p.(type) {
 	case *Scan:
-		need := copySet(required)
+		// Columns only the filters read are read, filtered on and dropped by the scan itself:
+		// a filtered batch need not carry them.
+		byFilter := map[ColumnID]bool{}
 		for _, f := range p.Filters {
-			ExprColumns(f, need)
+			ExprColumns(f, byFilter)
 		}
+		cols, idx := p.readColumns()
 		s := *p
-		s.Columns, s.Indices = nil, nil
-		for i, c := range p.Columns {
-			if need[c.ID] {
+		s.Columns, s.Indices, s.FilterColumns, s.FilterIndices = nil, nil, nil, nil
+		for i, c := range cols {
+			switch {
+			case required[c.ID]:
 				s.Columns = append(s.Columns, c)
-				s.Indices = append(s.Indices, p.Indices[i])
+				s.Indices = append(s.Indices, idx[i])
+			case byFilter[c.ID]:
+				s.FilterColumns = append(s.FilterColumns, c)
+				s.FilterIndices = append(s.FilterIndices, idx[i])
 			}
 		}
-		if len(s.Columns) == 0 && len(p.Columns) > 0 {
-			// Keep one column so the scan still yields its row count.
-			s.Columns, s.Indices = p.Columns[:1], p.Indices[:1]
+		if len(s.Columns) == 0 && len(cols) > 0 {
+			// Keep one column so the scan still yields its row count: a filter's, or the first.
+			if len(s.FilterColumns) > 0 {
+				s.Columns, s.Indices = s.FilterColumns[:1], s.FilterIndices[:1]
+				s.FilterColumns, s.FilterIndices = s.FilterColumns[1:], s.FilterIndices[1:]
+			} else {
+				s.Columns, s.Indices = cols[:1], idx[:1]
+			}
+		}
+		if len(s.FilterColumns) == 0 {
+			s.FilterColumns, s.FilterIndices = nil, nil
 		}
 		return &s
 	case *Values, *Union, *Distinct:

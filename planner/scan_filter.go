@@ -143,9 +143,10 @@ func scanColumn(s *Scan, e Expr) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	for i, c := range s.Columns {
+	cols, idx := s.readColumns()
+	for i, c := range cols {
 		if c.ID == ref.ID {
-			return s.Indices[i], true
+			return idx[i], true
 		}
 	}
 	return 0, false
