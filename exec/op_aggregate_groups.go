@@ -15,34 +15,32 @@ import (
 // aggGroupTable assigns dense group ids (0, 1, 2, … in order of first appearance) to the distinct
 // key tuples of the batches it sees, and keeps the key values of each group for the output.
 //
-// Keys are compared by their row-key encoding (NULLs equal, -0 = +0, every NaN equal); a single
-// key of a fixed-width type (int64, date32, timestamp, float64) skips the encoding and is looked
-// up by its 64-bit value in a fixedKeyMap, with the same equality. With no key columns there is
-// exactly one group, id 0, from the start, so a global aggregate yields one row even for empty
-// input.
+// Keys are compared as their row-key encoding does (NULLs equal, -0 = +0, every NaN equal): a
+// single key of a fixed-width type (int64, date32, timestamp, float64) is looked up by its
+// 64-bit value in a fixedKeyMap, other keys by their tuple in a groupKeyMap. With no key
+// columns there is exactly one group, id 0, from the start, so a global aggregate yields one
+// row even for empty input.
 type aggGroupTable struct {
 	types  []arrow.DataType
 	n      int
-	ids    map[string]uint32
+	tuples *groupKeyMap // created on first use
 	fixed  fixedKeyMap
 	nullID int64 // group id of the NULL key for the fixed-width path, -1 until seen
 	keyBuf []uint64
-	key    []byte
 	ids32  []uint32
 	newRow []int32
 	chunks [][]arrow.Array // per key column: the key values of the groups each batch created
-	// keyBytes is the size of chunks' buffers plus, per encoded key, its bytes in ids.
+	// keyBytes is the size of chunks' buffers plus, per tuple, its bytes in tuples.
 	keyBytes int64
 }
 
-// heldBytes estimates what the table holds: the kept key values, the encoded keys and the map
-// entries (aggMapEntryBytes per group, which also covers a fixed-width slot at half load).
+// heldBytes estimates what the table holds: the kept key values, the tuples and the map
+// entries (aggMapEntryBytes per group: a slot of either map at its fullest).
 func (t *aggGroupTable) heldBytes() int64 { return t.keyBytes + int64(t.n)*aggMapEntryBytes }
 
 func newAggGroupTable(types []arrow.DataType) *aggGroupTable {
 	t := &aggGroupTable{
 		types:  types,
-		ids:    map[string]uint32{},
 		nullID: -1,
 		chunks: make([][]arrow.Array, len(types)),
 	}
@@ -68,7 +66,7 @@ func (t *aggGroupTable) assign(ctx context.Context, mem memory.Allocator, keys [
 	}
 	t.newRow = t.newRow[:0]
 	if len(keys) != 1 || !t.assignFixed(keys[0], ids) {
-		if err := t.assignEncoded(keys, ids); err != nil {
+		if err := t.assignTuples(keys, ids); err != nil {
 			return nil, err
 		}
 	}
@@ -100,18 +98,17 @@ func (t *aggGroupTable) find(keys []arrow.Array, rows int) ([]int64, error) {
 			return out, nil
 		}
 	}
-	enc, err := NewRowKeyEncoder(keys)
-	if err != nil {
+	if err := t.tupleMap().find(keys, out); err != nil {
 		return nil, err
 	}
-	for i := range out {
-		t.key = enc.Append(t.key[:0], i)
-		out[i] = -1
-		if id, ok := t.ids[string(t.key)]; ok {
-			out[i] = int64(id)
-		}
-	}
 	return out, nil
+}
+
+func (t *aggGroupTable) tupleMap() *groupKeyMap {
+	if t.tuples == nil {
+		t.tuples = newGroupKeyMap(t.types)
+	}
+	return t.tuples
 }
 
 // assignFixed assigns the ids of a single fixed-width key column and reports true, or reports
@@ -203,22 +200,11 @@ func (t *aggGroupTable) assignKeys(arr arrow.Array, keys []uint64, ids []uint32)
 	}
 }
 
-func (t *aggGroupTable) assignEncoded(keys []arrow.Array, ids []uint32) error {
-	enc, err := NewRowKeyEncoder(keys)
-	if err != nil {
-		return err
-	}
-	for i := range ids {
-		t.key = enc.Append(t.key[:0], i)
-		id, ok := t.ids[string(t.key)]
-		if !ok {
-			id = t.newGroup(i)
-			t.ids[string(t.key)] = id
-			t.keyBytes += int64(len(t.key))
-		}
-		ids[i] = id
-	}
-	return nil
+// assignTuples assigns the ids of keys through the tuple map.
+func (t *aggGroupTable) assignTuples(keys []arrow.Array, ids []uint32) error {
+	added, err := t.tupleMap().assign(keys, ids, t.newGroup)
+	t.keyBytes += added
+	return err
 }
 
 // newGroup creates a group whose key is at row of the current batch.
