@@ -156,6 +156,9 @@ func castToFloat64(tc *TaskContext, a arrow.Array) arrow.Array {
 }
 
 func castToDecimal(tc *TaskContext, a arrow.Array, to *arrow.Decimal128Type) arrow.Array {
+	if out, ok := castToDecimalInt64(tc, a, to); ok {
+		return out
+	}
 	p, s := to.Precision, to.Scale
 	b := newDecimalBuilder(tc.Alloc, to)
 	// fit clamps a converted value; ok=false means it overflowed in the sign of neg.

@@ -49,19 +49,7 @@ func decimalDivPow10(n decimal128.Num, k int32) decimal128.Num {
 		if k >= 19 {
 			return decimal128.Num{}
 		}
-		d := int64(decimal128.GetScaleMultiplier(int(k)).LowBits())
-		q, r := v/d, v%d
-		if r < 0 {
-			r = -r
-		}
-		if r*2 >= d {
-			if v < 0 {
-				q--
-			} else {
-				q++
-			}
-		}
-		return decimal128.FromI64(q)
+		return decimal128.FromI64(divPow10Int64(v, int64(decimal128.GetScaleMultiplier(int(k)).LowBits())))
 	}
 	return n.ReduceScaleBy(k, true)
 }

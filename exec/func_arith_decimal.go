@@ -20,6 +20,9 @@ func decimalOutOfRange(a arrow.DataType, x decimal128.Num, op string, b arrow.Da
 
 func decimalArith(op string, result *arrow.Decimal128Type) func(tc *TaskContext, a, b arrow.Array) (arrow.Array, error) {
 	return func(tc *TaskContext, a, b arrow.Array) (arrow.Array, error) {
+		if out, ok := decimalArithInt64(tc, op, result, a, b); ok {
+			return out, nil
+		}
 		s1, s2, s := decimalScale(a.DataType()), decimalScale(b.DataType()), result.Scale
 		var f func(x, y decimal128.Num) (decimal128.Num, bool, error)
 		fail := func(x, y decimal128.Num) (decimal128.Num, bool, error) {
