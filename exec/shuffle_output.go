@@ -213,6 +213,18 @@ func (o *ShuffleOutput) Claim(ctx context.Context, bucket int) (array.RecordRead
 	}
 	o.claimed[bucket] = true
 	pull := func() (arrow.RecordBatch, error) {
+		// A reader counts as waiting from the moment it finds its bucket empty until it
+		// leaves: counted once, so that readers woken by a change they cannot use go back to
+		// sleep without waking each other (each counting itself again woke all the others,
+		// which did the same: two readers of empty buckets kept a core busy between them).
+		waiting := false
+		defer func() {
+			if waiting {
+				o.mu.Lock()
+				o.waiting--
+				o.mu.Unlock()
+			}
+		}()
 		for {
 			o.mu.Lock()
 			if q := o.buckets[bucket]; len(q) > 0 {
@@ -232,19 +244,20 @@ func (o *ShuffleOutput) Claim(ctx context.Context, bucket int) (array.RecordRead
 				o.mu.Unlock()
 				return nil, err
 			}
-			// Waiting on an empty bucket: the producer must not stall on a full one now.
-			o.waiting++
-			o.notifyLocked()
+			if !waiting {
+				// Waiting on an empty bucket: the producer must not stall on a full one now.
+				// It decides by whether any reader waits, so only the first one wakes it.
+				waiting = true
+				o.waiting++
+				if o.waiting == 1 {
+					o.notifyLocked()
+				}
+			}
 			changed := o.changed
 			o.mu.Unlock()
 			select {
 			case <-changed:
 			case <-ctx.Done():
-			}
-			o.mu.Lock()
-			o.waiting--
-			o.mu.Unlock()
-			if ctx.Err() != nil {
 				return nil, stream.Stopped(ctx)
 			}
 		}

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -71,6 +72,80 @@ func TestShuffleOutputWaitsAtItsBound(t *testing.T) {
 	}
 	if n := pool.Stats().Reserved; n != 0 {
 		t.Errorf("after every bucket was read the pool still counts %d bytes", n)
+	}
+}
+
+// gatedOp is a source whose partitions yield nothing until gate is closed, then src's rows.
+type gatedOp struct {
+	*sourceOp
+	gate chan struct{}
+}
+
+func (g *gatedOp) Execute(ctx context.Context, p int, tc *TaskContext) (array.RecordReader, error) {
+	select {
+	case <-g.gate:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return g.sourceOp.Execute(ctx, p, tc)
+}
+
+// TestShuffleReadersWaitQuietly: readers of empty buckets of a producer that has nothing yet
+// sleep until something changes; they do not keep waking each other (each wait used to wake
+// every other waiting reader, which did the same, so two of them spun a core). Every row still
+// arrives once the producer goes on.
+func TestShuffleReadersWaitQuietly(t *testing.T) {
+	tc := newTestContext(t, 0)
+	src, want := manyRowsSource(t, tc, 1, 5, 40)
+	gated := &gatedOp{sourceOp: src, gate: make(chan struct{})}
+	const buckets = 3
+	shuffle := NewShuffle(0, gated, Buckets, []Expr{intCol(0, "key")}, buckets)
+	run := *tc
+	run.Exchange = &loopExchange{nodes: 1, self: 0}
+	out := StartShuffle(context.Background(), shuffle, &run)
+	defer out.Close()
+
+	rows := make([][]string, buckets)
+	done := make(chan struct{}, buckets)
+	for b := range buckets {
+		rdr, ok, err := out.Claim(context.Background(), b)
+		if err != nil || !ok {
+			t.Fatalf("claim %d: %v %v", b, ok, err)
+		}
+		go func() {
+			defer func() { done <- struct{}{} }()
+			defer rdr.Release()
+			for rdr.Next() {
+				rows[b] = append(rows[b], formatRows(rdr.RecordBatch())...)
+			}
+		}()
+	}
+	waitFor(t, "every reader waits on its empty bucket", func() bool {
+		out.mu.Lock()
+		defer out.mu.Unlock()
+		return out.waiting == buckets
+	})
+	out.mu.Lock()
+	quiet := out.changed // replaced by every wake-up
+	out.mu.Unlock()
+	for range 2000 {
+		runtime.Gosched()
+	}
+	out.mu.Lock()
+	woken := out.changed != quiet
+	out.mu.Unlock()
+	if woken {
+		t.Error("readers waiting on empty buckets woke each other with nothing produced")
+	}
+
+	close(gated.gate)
+	for range buckets {
+		<-done
+	}
+	got := slices.Concat(rows...)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("read %d rows, want %d", len(got), len(want))
 	}
 }
 
