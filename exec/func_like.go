@@ -41,6 +41,7 @@ func resolveLike(types []arrow.DataType) (Kernel, arrow.DataType, error) {
 		}
 		var (
 			compiled   []likeToken
+			segments   *likeSegments // compiled as segments, nil when it has no such form
 			lastPat    string
 			lastEsc    rune
 			haveCached bool
@@ -64,6 +65,13 @@ func resolveLike(types []arrow.DataType) (Kernel, arrow.DataType, error) {
 			p := pat.Value(i)
 			if !haveCached || p != lastPat || escape != lastEsc {
 				compiled, lastPat, lastEsc, haveCached = compileLike(p, escape), p, escape, true
+				segments = nil
+				if seg, ok := likeSegmentsOf(compiled); ok {
+					segments = seg
+				}
+			}
+			if segments != nil {
+				return segments.match(x.Value(i)), true, nil
 			}
 			return matchLike(x.Value(i), compiled), true, nil
 		})
