@@ -9,7 +9,8 @@ import (
 	"github.com/cachedb/cachedb/exec"
 )
 
-// PlanQuery optimizes a bound query and plans it physically. The returned operator has a
+// PlanQuery optimizes a bound query (and narrows grouped aggregates joined with selective
+// scans, see ReduceGroupedJoins) and plans it physically. The returned operator has a
 // single partition and the client-facing schema: output names as written, and booleans as the
 // 0/1 integers a MySQL client sees. It also returns the optimized logical plan, for EXPLAIN.
 func PlanQuery(ctx context.Context, q *Query, opts PhysicalOptions) (exec.Operator, Plan, error) {
@@ -17,6 +18,7 @@ func PlanQuery(ctx context.Context, q *Query, opts PhysicalOptions) (exec.Operat
 	if err != nil {
 		return nil, nil, err
 	}
+	logical = ReduceGroupedJoins(ctx, logical)
 	op, err := Physical(logical, opts)
 	if err != nil {
 		return nil, nil, err

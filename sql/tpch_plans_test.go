@@ -2,6 +2,7 @@ package sql
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -62,6 +63,43 @@ func TestTPCHJoinOrders(t *testing.T) {
 		p := planner.Optimize(stmt.(*planner.Query).Plan)
 		if got := joinOrder(p); got != cases[q] {
 			t.Errorf("%s: join order\n got %s\nwant %s\nplan:\n%s", q, got, cases[q], planner.Format(p))
+		}
+	}
+}
+
+// TestTPCHReducedAggregates pins where PlanQuery narrows a grouped aggregate's input by the
+// selective scan it is joined with (planner.ReduceGroupedJoins), under the scale factor 1
+// statistics: the decorrelated subqueries of Q2, Q17 and Q20 group only the rows of the wanted
+// parts; no other query changes.
+func TestTPCHReducedAggregates(t *testing.T) {
+	cat := tpchStatsCatalog(t)
+	want := map[string]string{
+		// The lowest supply cost per part, only for the 747 parts of size 15 and type BRASS.
+		"q02": "(((((partsupp ⋉ part) ⋈ supplier) ⋈ nation) ⋈ region) ⋈ ((supplier ⋈ (partsupp ⋈ part)) ⋈ (nation ⋈ region)))",
+		// The average quantity per part, only for the parts of one brand and container.
+		"q17": "(lineitem ⋈ ((lineitem ⋉ part) ⋈ part))",
+		// A year's quantity per part and supplier, only for forest parts.
+		"q20": "((supplier ⋈ nation) ⋉ ((lineitem ⋉ part) ⋈ (partsupp ⋉ part)))",
+	}
+	for i := 1; i <= 22; i++ {
+		q := fmt.Sprintf("q%02d", i)
+		text, err := os.ReadFile(filepath.Join("..", "bench", "tpch", "queries", q+".sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stmt, err := Bind(context.Background(), string(text), cat, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		p := planner.Optimize(stmt.(*planner.Query).Plan)
+		reduced := planner.ReduceGroupedJoins(context.Background(), p)
+		before, after := joinOrder(p), joinOrder(reduced)
+		if w, ok := want[q]; ok {
+			if after != w {
+				t.Errorf("%s: reduced join order\n got %s\nwant %s\nplan:\n%s", q, after, w, planner.Format(reduced))
+			}
+		} else if planner.Format(reduced) != planner.Format(p) {
+			t.Errorf("%s: plan changed: %s → %s", q, before, after)
 		}
 	}
 }
