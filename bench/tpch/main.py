@@ -1,12 +1,14 @@
 """The 22 TPC-H queries on cachedb over Iceberg tables, checked against DuckDB on the same data.
 
 For a scale factor (--sf, default 1) the data is generated once with tpchgen-cli and cached
-(see tpch_data.py). For each configuration (`cachedb serve` alone, and with --workers data nodes)
-a server is started on a config naming the SQL catalog; each query in queries/qNN.sql (the
-standard text with the spec's validation parameters, MySQL date syntax) runs --warmup untimed
-and --runs timed times, each bounded by the server's --statement-timeout; the first answer is
-compared with DuckDB's over the generator's Parquet files (tpch_compare.py). Prints a table and
-writes bench/results/tpch.json. Exits 1 when any query fails or answers differently.
+(see tpch_data.py). A server is started for each configuration (`cachedb serve` alone, and with
+--workers data nodes), all at once, on a config naming the SQL catalog; each query in
+queries/qNN.sql (the standard text with the spec's validation parameters, MySQL date syntax)
+runs --warmup untimed and --runs timed times on DuckDB and on each server in turn (one run of
+each per round, so that a query's ratios compare runs made under the same load), each bounded by
+the server's --statement-timeout; the first answer is compared with DuckDB's over the
+generator's Parquet files (tpch_compare.py). Prints a table and writes bench/results/tpch.json.
+Exits 1 when any query fails or answers differently.
 A benchmark: nothing asserts a speed.
 """
 
@@ -55,50 +57,63 @@ def first_line(e: BaseException) -> str:
     return (text[0] if text else type(e).__name__)[:300]
 
 
-def measure(fn, runs: int, warmup: int):
-    """(first answer, median seconds of the timed runs); raises what fn raises."""
-    answer = None
-    times = []
+class Timed:
+    """One system's runs of one query: its first answer, its times, or the error that stopped
+    it (it is not run again after one)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.answer = None
+        self.times: list[float] = []
+        self.error: BaseException | None = None
+
+    def run(self, timed: bool) -> None:
+        if self.error is not None:
+            return
+        try:
+            t0 = time.perf_counter()
+            result = self.fn()
+            elapsed = time.perf_counter() - t0
+        except Exception as e:  # noqa: BLE001 - every failure is a row of the table
+            self.error = e
+            return
+        if self.answer is None:
+            self.answer = result
+        if timed:
+            self.times.append(elapsed)
+
+    def seconds(self) -> float:
+        return statistics.median(self.times)
+
+
+def measure_interleaved(systems: dict[str, Timed], runs: int, warmup: int) -> None:
+    """Runs each system's query warmup + runs times, round by round (one run of every system per
+    round), so that the changing load of a shared machine falls on all of them alike."""
     for i in range(warmup + runs):
-        t0 = time.perf_counter()
-        result = fn()
-        elapsed = time.perf_counter() - t0
-        if answer is None:
-            answer = result
-        if i >= warmup:
-            times.append(elapsed)
-    return answer, statistics.median(times)
+        for t in systems.values():
+            t.run(i >= warmup)
 
 
-def run_config(name: str, server: Cachedb, qs: dict[str, str], want: dict, args) -> dict:
-    results = {}
-    conn = flightsql.connect(server.uri, autocommit=True)
-    try:
-        for q, sql in qs.items():
-            entry = {"status": "ok"}
-            try:
-                got, secs = measure(lambda: run_cachedb(conn, sql), args.runs, args.warmup)
-                entry["seconds"] = secs
-                entry["rows"] = got.num_rows
-                if isinstance(want[q], str):
-                    entry["status"], entry["error"] = "unchecked", "DuckDB: " + want[q]
-                else:
-                    diff = compare.compare(sql, got, want[q]["answer"])
-                    if diff:
-                        entry["status"], entry["error"] = "wrong", diff
-            except Exception as e:  # noqa: BLE001 - every failure is a row of the table
-                msg = first_line(e)
-                entry["status"] = "timeout" if "deadline" in msg.lower() or "timeout" in msg.lower() else "error"
-                entry["error"] = msg
-                if server.proc.poll() is not None:
-                    entry["error"] += f" (server exited {server.proc.returncode})"
-                    results[q] = entry
-                    break
-            results[q] = entry
-            print(f"  {name} {q}: {entry['status']} {fmt_s(entry.get('seconds'))} {entry.get('error', '')}", flush=True)
-    finally:
-        conn.close()
-    return results
+def entry_of(server: Cachedb, t: Timed, sql: str, want) -> dict:
+    """The result entry of one cachedb configuration for one query; want is DuckDB's answer, or
+    the error DuckDB gave."""
+    entry = {"status": "ok"}
+    if t.error is not None:
+        msg = first_line(t.error)
+        entry["status"] = "timeout" if "deadline" in msg.lower() or "timeout" in msg.lower() else "error"
+        entry["error"] = msg
+        if server.proc.poll() is not None:
+            entry["error"] += f" (server exited {server.proc.returncode})"
+        return entry
+    entry["seconds"] = t.seconds()
+    entry["rows"] = t.answer.num_rows
+    if isinstance(want, str):
+        entry["status"], entry["error"] = "unchecked", "DuckDB: " + want
+    else:
+        diff = compare.compare(sql, t.answer, want)
+        if diff:
+            entry["status"], entry["error"] = "wrong", diff
+    return entry
 
 
 def fmt_s(s) -> str:
@@ -121,33 +136,51 @@ def main() -> int:
     d = data.prepare(args.sf, pathlib.Path(args.data) if args.data else None)
     qs = queries(args.queries)
 
-    want = {}
-    duck = data.duckdb_connection(d)
-    for q, sql in qs.items():
-        try:
-            answer, secs = measure(lambda: duck.execute(sql).to_arrow_table(), args.runs, args.warmup)
-            want[q] = {"answer": answer, "seconds": secs}
-        except Exception as e:  # noqa: BLE001
-            want[q] = first_line(e)
-    duck.close()
-
     configs = [("serve", [])]
     if args.workers > 0:
         configs.append((f"workers{args.workers}", ["--workers", str(args.workers)]))
-    results = {}
+    want: dict = {}
+    results: dict = {name: {} for name, _ in configs}
+    servers: dict[str, Cachedb] = {}
+    conns: dict = {}
+    duck = data.duckdb_connection(d)
     with tempfile.TemporaryDirectory(prefix="tpch-") as tmp:
         config = pathlib.Path(tmp) / "cachedb.yaml"
         data.write_cachedb_config(config, d)
-        for name, flags in configs:
-            server = Cachedb(pathlib.Path(args.cachedb), config,
-                             [*flags, "--statement-timeout", f"{args.timeout:g}s"], {}, name)
-            try:
-                results[name] = run_config(name, server, qs, want, args)
-            finally:
+        try:
+            # Every configuration is up at once and each query runs on DuckDB and on each of them
+            # in turn, run after run: a query's ratios compare runs made under the same load.
+            for name, flags in configs:
+                servers[name] = Cachedb(pathlib.Path(args.cachedb), config,
+                                        [*flags, "--statement-timeout", f"{args.timeout:g}s"], {}, name)
+                conns[name] = flightsql.connect(servers[name].uri, autocommit=True)
+            for q, sql in qs.items():
+                systems = {"duckdb": Timed(lambda sql=sql: duck.execute(sql).to_arrow_table())}
+                for name, conn in conns.items():
+                    if servers[name].proc.poll() is None:
+                        systems[name] = Timed(lambda conn=conn, sql=sql: run_cachedb(conn, sql))
+                measure_interleaved(systems, args.runs, args.warmup)
+                ddb = systems["duckdb"]
+                want[q] = first_line(ddb.error) if ddb.error is not None else {"answer": ddb.answer, "seconds": ddb.seconds()}
+                reference = want[q]["answer"] if isinstance(want[q], dict) else want[q]
+                for name in conns:
+                    if name in systems:
+                        entry = entry_of(servers[name], systems[name], sql, reference)
+                    else:
+                        entry = {"status": "error", "error": f"server exited {servers[name].proc.returncode} earlier"}
+                    results[name][q] = entry
+                    print(f"  {name} {q}: {entry['status']} {fmt_s(entry.get('seconds'))} {entry.get('error', '')}", flush=True)
+        finally:
+            for conn in conns.values():
+                conn.close()
+            for server in servers.values():
                 server.stop()
+            duck.close()
 
     names = [n for n, _ in configs]
-    header = f"{'query':<6}{'duckdb':>10}" + "".join(f"{n:>12}{'':<9}" for n in names)
+    ratios = {n: {q: e["seconds"] / want[q]["seconds"] for q, e in results[n].items()
+                  if "seconds" in e and isinstance(want.get(q), dict) and want[q]["seconds"] > 0} for n in names}
+    header = f"{'query':<6}{'duckdb':>10}" + "".join(f"{n:>12}{'x duckdb':>10} {'':<8}" for n in names)
     print(f"\nTPC-H SF {args.sf:g}, median of {args.runs} run(s)\n{header}")
     failures = 0
     for q in qs:
@@ -155,7 +188,8 @@ def main() -> int:
         for n in names:
             e = results[n].get(q, {"status": "not run"})
             failures += e["status"] != "ok"
-            line += f"{fmt_s(e.get('seconds')):>12} {e['status']:<8}"
+            r = ratios[n].get(q)
+            line += f"{fmt_s(e.get('seconds')):>12}{'-' if r is None else f'{r:.2f}':>10} {e['status']:<8}"
         print(line)
     for n in names:
         for q, e in results[n].items():
@@ -168,8 +202,10 @@ def main() -> int:
         "scale_factor": args.sf,
         "runs": args.runs,
         "timeout_s": args.timeout,
+        "interleaved": True,
         "duckdb_seconds": {q: w["seconds"] for q, w in want.items() if isinstance(w, dict)},
         "cachedb": results,
+        "ratios_vs_duckdb": ratios,
     }
     pathlib.Path(args.results).parent.mkdir(parents=True, exist_ok=True)
     pathlib.Path(args.results).write_text(json.dumps(out, indent=2) + "\n")
