@@ -27,8 +27,8 @@ import (
 // type (strings) are row-key encoded (RowKeyEncoder), and a hash match is confirmed against the
 // build row's bytes.
 //
-// The table is open addressing with linear probing over one slice of slots, sized for every
-// build row to be a distinct key at most two thirds full: a lookup is a multiply, a shift and usually one cache line, where a Go map of
+// The table is open addressing with linear probing over one slice of slots, at most two thirds
+// full: a lookup is a multiply, a shift and usually one cache line, where a Go map of
 // encoded keys hashed and compared a byte string per row.
 
 // joinKeyForm is how a join's key tuples are compared: words > 0 fixed-width words per row,
@@ -288,8 +288,10 @@ func newJoinTable(build *joinKeys, form joinKeyForm) *joinTable {
 	if form.words != 1 {
 		t.build = build
 	}
-	// Room for every row as a distinct key, so the table never grows.
-	t.slots = make([]joinSlot, slotsFor(build.n))
+	// Room for a quarter of the rows as distinct keys; the table doubles as it fills. Sized for
+	// every row, a build side with repeated keys (lineitem by order: four rows a key) would
+	// clear and scatter over several times the memory it needs.
+	t.slots = make([]joinSlot, slotsFor(build.n/4))
 	t.shift = uint(64 - bits.TrailingZeros(uint(len(t.slots))))
 	for row := build.n - 1; row >= 0; row-- {
 		t.next[row] = -1
@@ -322,6 +324,11 @@ func (t *joinTable) insert(k *joinKeys, row int) {
 	for i := t.slot(h) & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.head == 0 {
+			if 3*(t.live+1) > 2*len(t.slots) {
+				t.grow()
+				t.insert(k, row)
+				return
+			}
 			s.hash, s.head = h, int32(row)+1
 			t.live++
 			return
@@ -378,5 +385,23 @@ func (t *joinTable) remove(i int) {
 	if !t.slots[i].removed {
 		t.slots[i].removed = true
 		t.live--
+	}
+}
+
+// grow doubles the table (while it is built: no key is removed yet).
+func (t *joinTable) grow() {
+	old := t.slots
+	t.slots = make([]joinSlot, 2*len(old))
+	t.shift--
+	mask := uint64(len(t.slots) - 1)
+	for _, s := range old {
+		if s.head == 0 {
+			continue
+		}
+		i := t.slot(s.hash) & mask
+		for t.slots[i].head != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = s
 	}
 }
