@@ -201,6 +201,11 @@ func TestCancelAndEarlyRelease(t *testing.T) {
 	if _, err := plan.Tasks[0].Open(ctx, mem); errs.CategoryOf(err) != errs.Canceled {
 		t.Errorf("open with a canceled context: %v", err)
 	}
+	// A table looked up by a statement that ended (canceled, past its timeout) is that, not a
+	// missing table.
+	if _, err := l.reader(Config{}).Table(ctx, "plain"); errs.CategoryOf(err) != errs.Canceled {
+		t.Errorf("table looked up with a canceled context: %v (%v), want Canceled", err, errs.CategoryOf(err))
+	}
 	ctx, cancel = context.WithCancel(context.Background())
 	rdr, err = plan.Tasks[0].Open(ctx, mem)
 	if err != nil {

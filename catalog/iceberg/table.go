@@ -19,6 +19,7 @@ import (
 
 	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/stream"
 )
 
 // Table is one Iceberg table pinned to one snapshot: the current one when it was resolved, or
@@ -86,6 +87,11 @@ func (c *Catalog) Table(ctx context.Context, name string) (catalog.Table, error)
 		it, err = c.loadTable(ctx, ns, tbl)
 	}
 	if err != nil {
+		// A lookup cut short by its statement's end (a timeout, a cancel) fails as that, not
+		// as a missing table or an unreachable catalog.
+		if stopped := stream.Stopped(ctx); stopped != nil {
+			return nil, stopped
+		}
 		return nil, err
 	}
 	ident := it.Identifier()
