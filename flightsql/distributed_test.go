@@ -16,24 +16,31 @@ import (
 	"github.com/cachedb/cachedb/engine"
 )
 
-// TestDistributedQueriesMatchOneProcess runs aggregates, DISTINCT, joins, unions, sorts and
-// subqueries over an Iceberg table on a head with three data nodes, where they are cut into
-// stages at shuffles, and compares every answer with the same query run by a server alone.
-func TestDistributedQueriesMatchOneProcess(t *testing.T) {
-	ctx := context.Background()
+// startLakeCluster starts a head with three data nodes over the demo warehouse's Iceberg
+// catalog "lake", and a server alone over the same catalog, for reference answers.
+func startLakeCluster(t *testing.T) (head, alone *testServer, nodes []string) {
+	t.Helper()
 	wh := demoWarehouse(t)
 	newEngineConfig := func() engine.Config {
 		return engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}
 	}
 	key := ticket.NewKeyring([]byte("cluster secret"), nil)
-	var nodes []string
 	for range 3 {
 		nodes = append(nodes, startDataNode(t, newEngineConfig(), key).addr)
 	}
 	headCfg := newEngineConfig()
 	headCfg.DataNodes = func() int { return len(nodes) }
-	head := startServer(t, headCfg, Options{TicketKey: key, DataNodes: func() []string { return nodes }})
-	alone := startServer(t, newEngineConfig(), Options{})
+	head = startServer(t, headCfg, Options{TicketKey: key, DataNodes: func() []string { return nodes }})
+	alone = startServer(t, newEngineConfig(), Options{})
+	return head, alone, nodes
+}
+
+// TestDistributedQueriesMatchOneProcess runs aggregates, DISTINCT, joins, unions, sorts and
+// subqueries over an Iceberg table on a head with three data nodes, where they are cut into
+// stages at shuffles, and compares every answer with the same query run by a server alone.
+func TestDistributedQueriesMatchOneProcess(t *testing.T) {
+	ctx := context.Background()
+	head, alone, nodes := startLakeCluster(t)
 
 	tests := []struct {
 		query string
@@ -99,19 +106,7 @@ func TestDistributedQueriesMatchOneProcess(t *testing.T) {
 // leaves a distributed scan without tasks; the data nodes agree that nobody reads it, and the
 // answers are those of a server alone (one row for an ungrouped aggregate, none otherwise).
 func TestDistributedQueriesWhenTheFilterPrunesEveryFile(t *testing.T) {
-	wh := demoWarehouse(t)
-	newEngineConfig := func() engine.Config {
-		return engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}
-	}
-	key := ticket.NewKeyring([]byte("cluster secret"), nil)
-	var nodes []string
-	for range 3 {
-		nodes = append(nodes, startDataNode(t, newEngineConfig(), key).addr)
-	}
-	headCfg := newEngineConfig()
-	headCfg.DataNodes = func() int { return len(nodes) }
-	head := startServer(t, headCfg, Options{TicketKey: key, DataNodes: func() []string { return nodes }})
-	alone := startServer(t, newEngineConfig(), Options{})
+	head, alone, _ := startLakeCluster(t)
 	headConn, aloneConn := head.sessionConn(t), alone.sessionConn(t)
 	for _, tt := range []struct {
 		query string
@@ -230,18 +225,7 @@ func TestDistributedQueryWithADeadNode(t *testing.T) {
 // the scans' rows add up to the table's over the nodes, and the final stage returned what the
 // query answers, from the nodes or from the head.
 func TestExplainAnalyzeRunsOverTheDataNodes(t *testing.T) {
-	wh := demoWarehouse(t)
-	newEngineConfig := func() engine.Config {
-		return engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}
-	}
-	key := ticket.NewKeyring([]byte("cluster secret"), nil)
-	var nodes []string
-	for range 3 {
-		nodes = append(nodes, startDataNode(t, newEngineConfig(), key).addr)
-	}
-	headCfg := newEngineConfig()
-	headCfg.DataNodes = func() int { return len(nodes) }
-	head := startServer(t, headCfg, Options{TicketKey: key, DataNodes: func() []string { return nodes }})
+	head, _, nodes := startLakeCluster(t)
 	conn := head.sessionConn(t)
 	_, counted := adbcQuery(t, conn, "SELECT count(*) FROM demo.rides")
 	tableRows, err := strconv.ParseInt(counted[0], 10, 64)
