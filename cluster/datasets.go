@@ -266,6 +266,23 @@ func (d *Datasets) List() []DatasetInfo {
 	return out
 }
 
+// nameFree checks that a new dataset may take name: one held by a dataset only when replace
+// (exists is the error otherwise), one held by a table that is not a dataset never.
+func (d *Datasets) nameFree(ctx context.Context, name string, replace bool, exists error) error {
+	d.mu.Lock()
+	taken := d.entryLocked(name) != nil
+	d.mu.Unlock()
+	if taken && !replace {
+		return exists
+	}
+	if _, err := d.cfg.Catalog.Table(ctx, name); err == nil {
+		if _, isDataset := d.cfg.Catalog.Dataset(name); !isDataset {
+			return errs.AlreadyExistsf("table %q already exists (a memory table, not a dataset)", name)
+		}
+	}
+	return nil
+}
+
 // Create materializes job on the alive data nodes and attaches the dataset to the catalog. When
 // a complete dataset of that name already has the job's fingerprint, it is reused: nothing is
 // read and the result has Reused set. A name held by a different dataset is an
@@ -279,16 +296,9 @@ func (d *Datasets) Create(ctx context.Context, job DatasetJob, progress func(Pro
 		return info, nil
 	}
 	defer func() { metrics.DatasetLoad(metrics.Outcome(err)) }()
-	d.mu.Lock()
-	exists := d.entryLocked(job.Name) != nil
-	d.mu.Unlock()
-	if exists && !job.Replace {
-		return DatasetInfo{}, errs.AlreadyExistsf("dataset %q already exists with a different definition or snapshot; drop it or replace it", job.Name)
-	}
-	if _, err := d.cfg.Catalog.Table(ctx, job.Name); err == nil {
-		if _, isDataset := d.cfg.Catalog.Dataset(job.Name); !isDataset {
-			return DatasetInfo{}, errs.AlreadyExistsf("table %q already exists", job.Name)
-		}
+	exists := errs.AlreadyExistsf("dataset %q already exists with a different definition or snapshot; drop it or replace it", job.Name)
+	if err := d.nameFree(ctx, job.Name, job.Replace, exists); err != nil {
+		return DatasetInfo{}, err
 	}
 
 	if err := d.admit(ctx, job); err != nil {

@@ -57,16 +57,8 @@ func (d *Datasets) Ingest(ctx context.Context, job IngestJob, progress func(Prog
 		return DatasetInfo{}, errs.Internalf("ingested dataset %q has no partitions or no schema", job.Name)
 	}
 	defer func() { metrics.DatasetLoad(metrics.Outcome(err)) }()
-	d.mu.Lock()
-	exists := d.entryLocked(job.Name) != nil
-	d.mu.Unlock()
-	if exists && !job.Replace {
-		return DatasetInfo{}, errs.AlreadyExistsf("Dataset '%s' already exists", job.Name)
-	}
-	if _, err := d.cfg.Catalog.Table(ctx, job.Name); err == nil {
-		if _, isDataset := d.cfg.Catalog.Dataset(job.Name); !isDataset {
-			return DatasetInfo{}, errs.AlreadyExistsf("table %q already exists (a memory table, not a dataset)", job.Name)
-		}
+	if err := d.nameFree(ctx, job.Name, job.Replace, errs.AlreadyExistsf("Dataset '%s' already exists", job.Name)); err != nil {
+		return DatasetInfo{}, err
 	}
 	bytes := make([]int64, len(job.Parts))
 	specs := make([]PartSpec, len(job.Parts))
