@@ -1,8 +1,10 @@
 """The 22 TPC-H queries on cachedb over Iceberg tables, checked against DuckDB on the same data.
 
 For a scale factor (--sf, default 1) the data is generated once with tpchgen-cli and cached
-(see tpch_data.py). A server is started for each configuration (`cachedb serve` alone, and with
---workers data nodes), all at once, on a config naming the SQL catalog; each query in
+(see tpch_data.py). A server is started for each configuration (`cachedb serve` alone; with
+--workers data nodes; and with --workers data nodes holding the 8 tables as datasets, made by
+`CREATE TABLE t AS SELECT * FROM tpch.t`, which the queries' bare names then read), all at once,
+on a config naming the SQL catalog; each query in
 queries/qNN.sql (the standard text with the spec's validation parameters, MySQL date syntax)
 runs --warmup untimed and --runs timed times on DuckDB and on each server in turn (one run of
 each per round, so that a query's ratios compare runs made under the same load), each bounded by
@@ -116,6 +118,16 @@ def entry_of(server: Cachedb, t: Timed, sql: str, want) -> dict:
     return entry
 
 
+def load_datasets(conn, name: str) -> None:
+    """Makes each TPC-H table a dataset of the same name on the data nodes: the queries' bare
+    names then read the datasets (a dataset comes before a table of the default catalog)."""
+    for table in data.TABLES:
+        start = time.perf_counter()
+        with conn.cursor() as cur:
+            cur.execute(f"CREATE TABLE {table} AS SELECT * FROM {data.NAMESPACE}.{table}")
+        print(f"  {name}: dataset {table} in {time.perf_counter() - start:.2f} s", flush=True)
+
+
 def fmt_s(s) -> str:
     return "-" if s is None else f"{s:.3f}s"
 
@@ -126,7 +138,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3, help="timed runs per query; the median is reported")
     ap.add_argument("--warmup", type=int, default=0, help="untimed runs per query first")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds a cachedb statement may run")
-    ap.add_argument("--workers", type=int, default=2, help="data nodes of the second configuration (0: only the first)")
+    ap.add_argument("--workers", type=int, default=2, help="data nodes of the second and third configurations (0: only the first)")
+    ap.add_argument("--no-datasets", action="store_true", help="leave out the configuration over datasets")
     ap.add_argument("--queries", help="comma-separated query numbers (default all 22)")
     ap.add_argument("--cachedb", default=str(REPO_ROOT / "bin" / "cachedb"))
     ap.add_argument("--data", help="root of the cached data (default ~/.cache/cachedb/tpch)")
@@ -139,6 +152,8 @@ def main() -> int:
     configs = [("serve", [])]
     if args.workers > 0:
         configs.append((f"workers{args.workers}", ["--workers", str(args.workers)]))
+        if not args.no_datasets:
+            configs.append((f"datasets{args.workers}", ["--workers", str(args.workers)]))
     want: dict = {}
     results: dict = {name: {} for name, _ in configs}
     servers: dict[str, Cachedb] = {}
@@ -154,6 +169,8 @@ def main() -> int:
                 servers[name] = Cachedb(pathlib.Path(args.cachedb), config,
                                         [*flags, "--statement-timeout", f"{args.timeout:g}s"], {}, name)
                 conns[name] = flightsql.connect(servers[name].uri, autocommit=True)
+                if name.startswith("datasets"):
+                    load_datasets(conns[name], name)
             for q, sql in qs.items():
                 systems = {"duckdb": Timed(lambda sql=sql: duck.execute(sql).to_arrow_table())}
                 for name, conn in conns.items():
