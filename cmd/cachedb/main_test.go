@@ -113,6 +113,17 @@ func TestServeAndQuery(t *testing.T) {
 		}
 	}
 
+	// With -e, as with mysql -e, only ';' ends a statement: a query pasted over lines is one.
+	out, errOut, err = runCLI(t, "", nil, "sql", "--connect", addr, "-e", "SELECT 5\n  AS five;\nSELECT 6 AS six")
+	if err != nil {
+		t.Fatalf("sql -e over lines: %v\n%s", err, errOut)
+	}
+	for _, want := range []string{"| five |", "| six |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
 	// \G ends a statement and prints its rows vertically with -e and on a pipe, as mysql does.
 	out, errOut, err = runCLI(t, "SELECT 7 AS seven\\G\nSELECT 8 AS eight\\g\n", []string{"CACHEDB_CONNECT=" + addr}, "sql")
 	if err != nil {

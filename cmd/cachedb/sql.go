@@ -27,9 +27,9 @@ func newSQLCommand() *cobra.Command {
 		Short: "Run SQL against a cachedb server and print the results",
 		Long: "On a terminal, an interactive shell: a prompt, line editing, history, statements\n" +
 			"run as each ';' (or \\G, to print rows vertically) ends them; type help for more.\n\n" +
-			"Otherwise runs the statements given with -e, or else read from standard input until EOF.\n" +
-			"Statements are separated by ';' (and may then span lines), or one per line when\n" +
-			"the input has no ';'; one ended by \\G prints its rows vertically. Every statement\n" +
+			"Otherwise runs the statements given with -e, separated by ';' (one statement may span\n" +
+			"lines), or else those read from standard input until EOF: separated by ';', or one per\n" +
+			"line when the input has no ';'. One ended by \\G prints its rows vertically. Every statement\n" +
 			"runs even when an earlier one fails; the exit status is 1 when any failed.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -37,18 +37,19 @@ func newSQLCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			text := execute
-			if !cmd.Flags().Changed("execute") && os.Getenv(envPrefix+"EXECUTE") == "" {
-				if isTerminal(cmd.InOrStdin()) {
-					return runShell(cmd.Context(), d, connect, cmd.OutOrStdout(), cmd.ErrOrStderr())
-				}
-				b, err := io.ReadAll(cmd.InOrStdin())
-				if err != nil {
-					return fmt.Errorf("reading statements from stdin: %w", err)
-				}
-				text = string(b)
+			if cmd.Flags().Changed("execute") || os.Getenv(envPrefix+"EXECUTE") != "" {
+				// As mysql -e: only ';' separates statements, so a query pasted over several
+				// lines is one statement.
+				return runSQL(cmd.Context(), d, connect, splitAtSemicolons(execute), cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
-			return runSQL(cmd.Context(), d, connect, splitStatements(text), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if isTerminal(cmd.InOrStdin()) {
+				return runShell(cmd.Context(), d, connect, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
+			b, err := io.ReadAll(cmd.InOrStdin())
+			if err != nil {
+				return fmt.Errorf("reading statements from stdin: %w", err)
+			}
+			return runSQL(cmd.Context(), d, connect, splitStatements(string(b)), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	conn.register(cmd)

@@ -7,14 +7,25 @@ import "strings"
 // line is one statement. Empty statements are dropped.
 func splitStatements(text string) []string {
 	if !hasTerminator(text) {
-		var out []string
-		for _, line := range strings.Split(text, "\n") {
-			if s := strings.TrimSpace(line); s != "" {
-				out = append(out, s)
-			}
-		}
-		return out
+		return splitLines(text)
 	}
+	return splitAtSemicolons(text)
+}
+
+// splitLines cuts text into one statement per non-blank line.
+func splitLines(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if s := strings.TrimSpace(line); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// splitAtSemicolons cuts text at each ';' outside quotes and comments; a statement may span
+// lines, and empty ones are dropped.
+func splitAtSemicolons(text string) []string {
 	var out []string
 	start := 0
 	scanSQL(text, func(i int) {
