@@ -57,7 +57,15 @@ type EpochOrder struct {
 	windows []Window
 	starts  []int64
 	total   int64
+	// dealt holds each partition's chunks in dealt order (partitionChunks), laid out once so
+	// that producing a window does not permute its partition's chunks again; nil for an epoch
+	// of more than maxKeptChunks chunks, whose windows deal them again each time. Read-only
+	// once made: an order is shared by concurrent readers (EpochOrders).
+	dealt [][]RowRange
 }
+
+// maxKeptChunks bounds the chunks an order keeps dealt (16 bytes each: 16 MiB).
+var maxKeptChunks int64 = 1 << 20
 
 // Window is a stretch of the epoch order that one partition's node produces.
 type Window struct {
@@ -97,8 +105,15 @@ func NewEpochOrder(partRows []int64, seed uint64, epoch int64, shuffle bool, chu
 		chunks += n
 	}
 	o := &EpochOrder{PartRows: partRows, Seed: seed, Epoch: epoch, Shuffle: shuffle, ChunkRows: chunkRows, WindowRows: windowRows / chunkRows * chunkRows}
+	keep := chunks <= maxKeptChunks
+	if keep {
+		o.dealt = make([][]RowRange, len(partRows))
+	}
 	for p := range partRows {
 		chunks := o.partitionChunks(p)
+		if keep {
+			o.dealt[p] = chunks
+		}
 		for w := 0; w*o.chunksPerWindow() < len(chunks); w++ {
 			var n int64
 			for _, c := range o.windowChunks(chunks, w) {
@@ -136,8 +151,9 @@ func (o *EpochOrder) WindowAt(g int64) int {
 }
 
 // Gather says how a node produces window w: the partition's rows in chunks (concatenated in
-// this order), and, when shuffling, the permutation of the concatenation: position i of the
-// window is row perm[i] of the concatenated chunks (perm is nil when not shuffling).
+// this order; shared by the order's users, not to be changed), and, when shuffling, the
+// permutation of the concatenation: position i of the window is row perm[i] of the
+// concatenated chunks (perm is nil when not shuffling).
 func (o *EpochOrder) Gather(w int) (chunks []RowRange, perm []int32) {
 	win := o.windows[w]
 	chunks = o.windowChunks(o.partitionChunks(win.Partition), win.Index)
@@ -150,7 +166,11 @@ func (o *EpochOrder) Gather(w int) (chunks []RowRange, perm []int32) {
 func (o *EpochOrder) chunksPerWindow() int { return o.WindowRows / o.ChunkRows }
 
 // partitionChunks returns partition p's chunks in the order this epoch deals them to windows.
+// The caller must not change them.
 func (o *EpochOrder) partitionChunks(p int) []RowRange {
+	if o.dealt != nil && o.dealt[p] != nil {
+		return o.dealt[p]
+	}
 	rows, size := o.PartRows[p], int64(o.ChunkRows)
 	n := int((rows + size - 1) / size)
 	chunks := make([]RowRange, n)

@@ -19,6 +19,9 @@ import (
 const (
 	epochBatchBytes  = 2 << 20
 	epochGatherBytes = 32 << 20
+	// epochOrdersKept is how many epoch orders a node keeps made: the epochs its readers are
+	// in (every rank and worker of a job reads the same one; a job's next epoch, another job's).
+	epochOrdersKept = 8
 )
 
 // ReadEpoch produces one segment of a training read (planned by the head,
@@ -34,7 +37,7 @@ func (rt *Runtime) ReadEpoch(ctx context.Context, s engine.EpochSlice) (array.Re
 	if err := s.Request.Reader.Validate(); err != nil {
 		return nil, err
 	}
-	order, err := cluster.NewEpochOrder(s.PartRows, s.Request.Seed, s.Request.Epoch, s.Request.Shuffle, s.Request.ChunkRows, s.Request.WindowRows)
+	order, err := rt.epochOrders.Get(s.PartRows, s.Request.Seed, s.Request.Epoch, s.Request.Shuffle, s.Request.ChunkRows, s.Request.WindowRows)
 	if err != nil {
 		return nil, err
 	}

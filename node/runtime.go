@@ -89,6 +89,8 @@ type Runtime struct {
 	datasetMu sync.Mutex
 	// epochBuffers allocates the columns training reads gather, reusing freed ones.
 	epochBuffers *bufferRecycler
+	// epochOrders keeps the orders of the epochs being read, shared by their segments.
+	epochOrders *cluster.EpochOrders
 	// tiers holds the dataset partitions' rows; ownTiers when the runtime made them.
 	tiers    *Tiers
 	ownTiers bool
@@ -127,6 +129,7 @@ func New(cfg Config) (*Runtime, error) {
 	rt := &Runtime{
 		eng: cfg.Engine, alloc: cfg.Alloc, client: cfg.Shuffles, ctx: ctx, cancel: cancel, bucketBytes: cfg.ShuffleBucketBytes,
 		epochBuffers: newBufferRecycler(cfg.Alloc, epochBuffersKept, cfg.Engine.Pool()), tiers: tiers, ownTiers: own,
+		epochOrders: cluster.NewEpochOrders(epochOrdersKept),
 	}
 	rt.stages = stageRegistry{base: ctx, work: &rt.work, clock: cfg.Clock, idle: cfg.StageIdle, pool: cfg.Engine.Pool()}
 	return rt, nil
