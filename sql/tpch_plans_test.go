@@ -52,14 +52,7 @@ func TestTPCHJoinOrders(t *testing.T) {
 		"q21": "((((l1 ⋈ (supplier ⋈ nation)) ⋈ orders) ⋉ l2) ▷ l3)",
 	}
 	for _, q := range sortedKeys(cases) {
-		text, err := os.ReadFile(filepath.Join("..", "bench", "tpch", "queries", q+".sql"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		stmt, err := Bind(context.Background(), string(text), cat, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+		stmt := bindTPCH(t, cat, q)
 		p := planner.Optimize(stmt.(*planner.Query).Plan)
 		if got := joinOrder(p); got != cases[q] {
 			t.Errorf("%s: join order\n got %s\nwant %s\nplan:\n%s", q, got, cases[q], planner.Format(p))
@@ -83,14 +76,7 @@ func TestTPCHReducedAggregates(t *testing.T) {
 	}
 	for i := 1; i <= 22; i++ {
 		q := fmt.Sprintf("q%02d", i)
-		text, err := os.ReadFile(filepath.Join("..", "bench", "tpch", "queries", q+".sql"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		stmt, err := Bind(context.Background(), string(text), cat, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+		stmt := bindTPCH(t, cat, q)
 		p := planner.Optimize(stmt.(*planner.Query).Plan)
 		reduced := planner.ReduceGroupedJoins(context.Background(), p)
 		before, after := joinOrder(p), joinOrder(reduced)
@@ -126,14 +112,7 @@ func TestTPCHSemiJoinBuildSides(t *testing.T) {
 		"q22": "anti build=left",
 	}
 	for _, q := range sortedKeys(cases) {
-		text, err := os.ReadFile(filepath.Join("..", "bench", "tpch", "queries", q+".sql"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		stmt, err := Bind(context.Background(), string(text), cat, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
+		stmt := bindTPCH(t, cat, q)
 		op, err := planner.Physical(planner.Optimize(stmt.(*planner.Query).Plan), planner.PhysicalOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -353,4 +332,18 @@ func statsScalar(t *testing.T, dt arrow.DataType, v string) scalar.Scalar {
 		t.Fatalf("statistics value %q of %s: %v", v, dt, err)
 	}
 	return s
+}
+
+// bindTPCH binds the standard text of TPC-H query q (bench/tpch/queries/qNN.sql) over cat.
+func bindTPCH(t *testing.T, cat catalog.Catalog, q string) planner.Statement {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join("..", "bench", "tpch", "queries", q+".sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmt, err := Bind(context.Background(), string(text), cat, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return stmt
 }
