@@ -108,6 +108,9 @@ type Engine struct {
 	datasets DatasetRegistry
 	// analyzer runs EXPLAIN ANALYZE over the data nodes (SetDistributedAnalyzer; nil: none).
 	analyzer atomic.Pointer[DistributedAnalyzer]
+	// epochOrders keeps the orders of the epochs being planned: every rank and worker of a job
+	// plans its read of the same epoch.
+	epochOrders *cluster.EpochOrders
 }
 
 // DistributedAnalyzer runs query (SQL text, in the Session of ctx) over the data nodes with

@@ -24,6 +24,9 @@ import (
 // stretch of the reader's share whose rows one data node holds; the node that holds them
 // produces a segment from memory (node.Runtime.ReadEpoch).
 
+// epochOrdersKept is how many epoch orders the head keeps made for planning reads.
+const epochOrdersKept = 8
+
 // EpochRequest is what a training read asks for besides the columns.
 type EpochRequest struct {
 	Seed    uint64
@@ -235,7 +238,7 @@ func (e *Engine) PlanEpochRead(ctx context.Context, sqlText string, req EpochReq
 	if req.OrderKey != "" && req.OrderKey != key {
 		return nil, errs.NotFoundf("dataset %q no longer has the order the read was planned on (order key %s, now %s): it was made again from another definition or snapshot, or into partitions of other sizes; a job or checkpoint of the old one cannot continue on it, start the epoch again", d.Name(), req.OrderKey, key)
 	}
-	order, err := cluster.NewEpochOrder(partRows, req.Seed, req.Epoch, req.Shuffle, req.ChunkRows, req.WindowRows)
+	order, err := e.epochOrders.Get(partRows, req.Seed, req.Epoch, req.Shuffle, req.ChunkRows, req.WindowRows)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cachedb/cachedb/catalog"
 	memcat "github.com/cachedb/cachedb/catalog/memory"
+	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/internal/mempool"
@@ -42,7 +43,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Memory = memcat.NewCatalog(cfg.CatalogName)
 	}
 	cfg.CatalogName = cfg.Memory.Name()
-	e := &Engine{cfg: cfg, catalog: cfg.Memory, datasets: cfg.Datasets}
+	e := &Engine{cfg: cfg, catalog: cfg.Memory, datasets: cfg.Datasets, epochOrders: cluster.NewEpochOrders(epochOrdersKept)}
 	tables, err := catalog.NewSet(e.catalog, cfg.Sources, cfg.DefaultCatalog)
 	if err != nil {
 		return nil, err
