@@ -266,6 +266,36 @@ func (d *Datasets) List() []DatasetInfo {
 	return out
 }
 
+// progressOf returns the callback counting a dataset's made partitions (safe for concurrent
+// use) and reporting each count to progress (may be nil).
+func progressOf(partitions int, progress func(Progress)) func(PartitionStats) {
+	var mu sync.Mutex
+	prog := Progress{Partitions: partitions}
+	return func(st PartitionStats) {
+		mu.Lock()
+		defer mu.Unlock()
+		prog.Done++
+		prog.Rows += st.Rows
+		prog.Bytes += st.Bytes
+		if progress != nil {
+			progress(prog)
+		}
+	}
+}
+
+// attachLocked attaches e's dataset to the catalog, replacing one of its name when replace, and
+// forgets the entry of the dataset it replaced, which it returns for its partitions to be dropped
+// on the nodes once d.mu is released. d.mu must be held.
+func (d *Datasets) attachLocked(e *datasetEntry, replace bool) (replaced *datasetEntry, err error) {
+	old, err := d.cfg.Catalog.AttachDataset(e.ds, replace)
+	if err == nil && old != nil {
+		if replaced = d.entries[keyOf(old)]; replaced != nil {
+			d.forgetLocked(replaced)
+		}
+	}
+	return replaced, err
+}
+
 // nameFree checks that a new dataset may take name: one held by a dataset only when replace
 // (exists is the error otherwise), one held by a table that is not a dataset never.
 func (d *Datasets) nameFree(ctx context.Context, name string, replace bool, exists error) error {
@@ -314,32 +344,13 @@ func (d *Datasets) Create(ctx context.Context, job DatasetJob, progress func(Pro
 	e := &datasetEntry{key: key, job: job, ds: memcat.NewDataset(job.Name, key.Generation, job.ResultSchema, len(job.Parts)), created: now}
 	d.entries[key] = e
 	d.mu.Unlock()
-	var (
-		progMu sync.Mutex
-		prog   = Progress{Partitions: len(job.Parts)}
-	)
-	err = d.make(ctx, e, func(st PartitionStats) {
-		progMu.Lock()
-		defer progMu.Unlock()
-		prog.Done++
-		prog.Rows += st.Rows
-		prog.Bytes += st.Bytes
-		if progress != nil {
-			progress(prog)
-		}
-	})
+	err = d.make(ctx, e, progressOf(len(job.Parts), progress))
 	if err != nil {
 		d.discard(e)
 		return DatasetInfo{}, fmt.Errorf("materializing dataset %q: %w", job.Name, err)
 	}
 	d.mu.Lock()
-	old, err := d.cfg.Catalog.AttachDataset(e.ds, job.Replace)
-	var replaced *datasetEntry
-	if err == nil && old != nil {
-		if replaced = d.entries[keyOf(old)]; replaced != nil {
-			d.forgetLocked(replaced)
-		}
-	}
+	replaced, err := d.attachLocked(e, job.Replace)
 	info := d.infoLocked(e)
 	d.mu.Unlock()
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -81,21 +80,7 @@ func (d *Datasets) Ingest(ctx context.Context, job IngestJob, progress func(Prog
 	}
 	d.entries[key] = e
 	d.mu.Unlock()
-	var (
-		progMu sync.Mutex
-		prog   = Progress{Partitions: len(job.Parts)}
-	)
-	done := func(st PartitionStats) {
-		progMu.Lock()
-		defer progMu.Unlock()
-		prog.Done++
-		prog.Rows += st.Rows
-		prog.Bytes += st.Bytes
-		if progress != nil {
-			progress(prog)
-		}
-	}
-	if err := d.makeIngested(ctx, e, done); err != nil {
+	if err := d.makeIngested(ctx, e, progressOf(len(job.Parts), progress)); err != nil {
 		d.discard(e)
 		return DatasetInfo{}, fmt.Errorf("ingesting dataset %q: %w", job.Name, err)
 	}
@@ -105,13 +90,7 @@ func (d *Datasets) Ingest(ctx context.Context, job IngestJob, progress func(Prog
 		d.discard(e)
 		return DatasetInfo{}, errs.Unavailablef("dataset %q was replaced or dropped while rows were appended to it; nothing was appended: ingest again", job.Name)
 	}
-	old, err := d.cfg.Catalog.AttachDataset(e.ds, job.Replace)
-	var replaced *datasetEntry
-	if err == nil && old != nil {
-		if replaced = d.entries[keyOf(old)]; replaced != nil {
-			d.forgetLocked(replaced)
-		}
-	}
+	replaced, err := d.attachLocked(e, job.Replace)
 	e.rows = nil
 	info := d.infoLocked(e)
 	d.mu.Unlock()
