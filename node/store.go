@@ -17,20 +17,30 @@ import (
 	"github.com/cachedb/cachedb/internal/safe"
 )
 
+// partitionWork starts the making of partition of partitions: it refuses a partition number out
+// of range and a closing runtime, and returns ctx ended also when the runtime closes, and the
+// function that ends it.
+func (rt *Runtime) partitionWork(ctx context.Context, partition, partitions int) (context.Context, func(), error) {
+	if partitions < 1 || partition < 0 || partition >= partitions {
+		return nil, nil, errs.Invalidf("partition %d of %d does not exist", partition, partitions)
+	}
+	if rt.ctx.Err() != nil {
+		return nil, nil, errClosed
+	}
+	ctx, stop := context.WithCancelCause(ctx)
+	unlink := context.AfterFunc(rt.ctx, func() { stop(errClosed) })
+	return ctx, func() { unlink(); stop(nil) }, nil
+}
+
 // Materialize implements cluster.DatasetStore: it runs the partition's part of the query and
 // holds its batches in the engine's memory catalog, under the dataset's name at its generation.
 // It stops when ctx ends or the runtime closes.
 func (rt *Runtime) Materialize(ctx context.Context, req cluster.MaterializeRequest) (cluster.PartitionStats, error) {
-	if req.Partitions < 1 || req.Partition < 0 || req.Partition >= req.Partitions {
-		return cluster.PartitionStats{}, errs.Invalidf("partition %d of %d does not exist", req.Partition, req.Partitions)
+	ctx, end, err := rt.partitionWork(ctx, req.Partition, req.Partitions)
+	if err != nil {
+		return cluster.PartitionStats{}, err
 	}
-	if rt.ctx.Err() != nil {
-		return cluster.PartitionStats{}, errClosed
-	}
-	ctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	unlink := context.AfterFunc(rt.ctx, func() { stop(errClosed) })
-	defer unlink()
+	defer end()
 	schema, batches, err := rt.makeBatches(ctx, req)
 	if err != nil {
 		return cluster.PartitionStats{}, err

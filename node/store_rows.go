@@ -21,16 +21,11 @@ var _ cluster.RowStore = (*Runtime)(nil)
 // it (it may move to disk unless pinned to memory); a partition that fits neither is refused
 // with errs.ResourceExhausted and nothing is held. It stops when ctx ends or the runtime closes.
 func (rt *Runtime) StorePartition(ctx context.Context, req cluster.StoreRequest, rdr array.RecordReader) (cluster.PartitionStats, error) {
-	if req.Partitions < 1 || req.Partition < 0 || req.Partition >= req.Partitions {
-		return cluster.PartitionStats{}, errs.Invalidf("partition %d of %d does not exist", req.Partition, req.Partitions)
+	ctx, end, err := rt.partitionWork(ctx, req.Partition, req.Partitions)
+	if err != nil {
+		return cluster.PartitionStats{}, err
 	}
-	if rt.ctx.Err() != nil {
-		return cluster.PartitionStats{}, errClosed
-	}
-	ctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	unlink := context.AfterFunc(rt.ctx, func() { stop(errClosed) })
-	defer unlink()
+	defer end()
 	batches, err := receiveBatches(ctx, rdr)
 	if err != nil {
 		return cluster.PartitionStats{}, err
