@@ -220,6 +220,12 @@ func (r *stageRegistry) keepProfile(run *stageRun) {
 	if r.profiles == nil {
 		r.profiles = map[string]keptProfile{}
 	}
+	if _, kept := r.profiles[run.query]; kept {
+		// Kept already (a run ending by closeLast is kept again as it is forgotten):
+		// replacing it must not make room by dropping another.
+		r.profiles[run.query] = keptProfile{text: text, expires: run.expires}
+		return
+	}
 	for q, p := range r.profiles {
 		if !p.expires.After(now) {
 			delete(r.profiles, q)

@@ -218,7 +218,9 @@ func TestAnalyzedStageKeepsItsProfileUntilItsTicketsExpire(t *testing.T) {
 		t.Error("the profile outlived the execution's tickets")
 	}
 	for i := range maxProfiles + 5 {
-		r.closeLast(open(fmt.Sprint("q", i), true))
+		run := open(fmt.Sprint("q", i), true)
+		r.closeLast(run)
+		waitEnded(t, r, run) // a run ends, and keeps its profile, asynchronously
 	}
 	r.mu.Lock()
 	kept := len(r.profiles)
