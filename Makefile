@@ -51,7 +51,7 @@ help:
 	@echo "make bench-shuffle-quality  the training shuffle against a uniform one at 10^4, 10^6, 10^8 rows"
 	@echo "make bench-ingest   bulk ingest (ADBC, pandas to_sql, polars write_database) vs reading the rows back"
 	@echo "make bench-membership [MINUTES=10]  a busy, throttled, stopped and killed data node: what moves"
-	@echo "make bench-tpch [SF=1]  the 22 TPC-H queries on cachedb over Iceberg vs DuckDB, answers checked"
+	@echo "make bench-tpch [SF=1]  the 22 TPC-H queries on cachedb (Iceberg, datasets) vs DuckDB and DataFusion"
 	@echo "make bench-planning planning time of hostile statement shapes at n and 10n"
 	@echo "make lint         gofmt, go vet, staticcheck"
 	@echo "make lint-python  ruff and mypy over the Python client (python/)"
@@ -185,8 +185,9 @@ bench-membership: build
 	$(PYTHON) bench/membership/main.py --no-build --minutes $(MINUTES)
 
 # The 22 TPC-H queries at scale factor SF on cachedb over Iceberg tables (serve, and with 2 data
-# nodes) vs DuckDB on the same Parquet; every answer is checked. Data is generated once per SF with
-# tpchgen-cli and cached under ~/.cache/cachedb/tpch. Writes bench/results/tpch.json.
+# nodes) and over datasets, vs DuckDB and DataFusion on the same Parquet; every answer is
+# checked. Data is generated once per SF with tpchgen-cli and cached under ~/.cache/cachedb/tpch.
+# Writes bench/results/tpch.json.
 .PHONY: bench-tpch
 SF ?= 1
 TPCH_RUNS ?= 3

@@ -1,4 +1,5 @@
-"""The 22 TPC-H queries on cachedb over Iceberg tables, checked against DuckDB on the same data.
+"""The 22 TPC-H queries on cachedb over Iceberg tables, checked against DuckDB on the same data,
+and timed beside DuckDB and DataFusion.
 
 For a scale factor (--sf, default 1) the data is generated once with tpchgen-cli and cached
 (see tpch_data.py). A server is started for each configuration (`cachedb serve` alone; with
@@ -9,7 +10,9 @@ queries/qNN.sql (the standard text with the spec's validation parameters, MySQL 
 runs --warmup untimed and --runs timed times on DuckDB and on each server in turn (one run of
 each per round, so that a query's ratios compare runs made under the same load), each bounded by
 the server's --statement-timeout; the first answer is compared with DuckDB's over the
-generator's Parquet files (tpch_compare.py). Prints a table and writes bench/results/tpch.json.
+generator's Parquet files (tpch_compare.py). DataFusion runs the same text over the same Parquet
+files in the same rounds (its answers are checked against DuckDB's too). Prints a table, the
+geometric means of the ratios, and writes bench/results/tpch.json.
 Exits 1 when any query fails or answers differently.
 A benchmark: nothing asserts a speed.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import pathlib
 import statistics
 import sys
@@ -128,6 +132,24 @@ def load_datasets(conn, name: str) -> None:
         print(f"  {name}: dataset {table} in {time.perf_counter() - start:.2f} s", flush=True)
 
 
+def entry_of_datafusion(t: Timed, sql: str, want) -> dict:
+    """DataFusion's result entry for one query, its answer checked against DuckDB's (want)."""
+    if t.error is not None:
+        return {"status": "error", "error": first_line(t.error)}
+    entry = {"status": "ok", "seconds": t.seconds(), "rows": t.answer.num_rows}
+    if not isinstance(want, str):
+        diff = compare.compare(sql, t.answer, want)
+        if diff:  # e.g. its AVG of a decimal is a decimal of scale 6 where DuckDB's is a double
+            entry["status"], entry["error"] = "differs", diff
+    return entry
+
+
+def geomean(values) -> float | None:
+    """The geometric mean of positive values; None for none."""
+    logs = [math.log(v) for v in values if v > 0]
+    return math.exp(sum(logs) / len(logs)) if logs else None
+
+
 def fmt_s(s) -> str:
     return "-" if s is None else f"{s:.3f}s"
 
@@ -156,9 +178,11 @@ def main() -> int:
             configs.append((f"datasets{args.workers}", ["--workers", str(args.workers)]))
     want: dict = {}
     results: dict = {name: {} for name, _ in configs}
+    fusion_results: dict = {}
     servers: dict[str, Cachedb] = {}
     conns: dict = {}
     duck = data.duckdb_connection(d)
+    fusion = data.datafusion_context(d)
     with tempfile.TemporaryDirectory(prefix="tpch-") as tmp:
         config = pathlib.Path(tmp) / "cachedb.yaml"
         data.write_cachedb_config(config, d)
@@ -172,7 +196,8 @@ def main() -> int:
                 if name.startswith("datasets"):
                     load_datasets(conns[name], name)
             for q, sql in qs.items():
-                systems = {"duckdb": Timed(lambda sql=sql: duck.execute(sql).to_arrow_table())}
+                systems = {"duckdb": Timed(lambda sql=sql: duck.execute(sql).to_arrow_table()),
+                           "datafusion": Timed(lambda sql=sql: fusion.sql(data.datafusion_text(sql)).to_arrow_table())}
                 for name, conn in conns.items():
                     if servers[name].proc.poll() is None:
                         systems[name] = Timed(lambda conn=conn, sql=sql: run_cachedb(conn, sql))
@@ -180,6 +205,7 @@ def main() -> int:
                 ddb = systems["duckdb"]
                 want[q] = first_line(ddb.error) if ddb.error is not None else {"answer": ddb.answer, "seconds": ddb.seconds()}
                 reference = want[q]["answer"] if isinstance(want[q], dict) else want[q]
+                fusion_results[q] = entry_of_datafusion(systems["datafusion"], sql, reference)
                 for name in conns:
                     if name in systems:
                         entry = entry_of(servers[name], systems[name], sql, reference)
@@ -197,11 +223,15 @@ def main() -> int:
     names = [n for n, _ in configs]
     ratios = {n: {q: e["seconds"] / want[q]["seconds"] for q, e in results[n].items()
                   if "seconds" in e and isinstance(want.get(q), dict) and want[q]["seconds"] > 0} for n in names}
-    header = f"{'query':<6}{'duckdb':>10}" + "".join(f"{n:>12}{'x duckdb':>10} {'':<8}" for n in names)
+    fusion_ratios = {q: e["seconds"] / want[q]["seconds"] for q, e in fusion_results.items()
+                     if "seconds" in e and isinstance(want.get(q), dict) and want[q]["seconds"] > 0}
+    header = f"{'query':<6}{'duckdb':>10}{'datafusion':>12}{'x duckdb':>10}" + "".join(f"{n:>12}{'x duckdb':>10} {'':<8}" for n in names)
     print(f"\nTPC-H SF {args.sf:g}, median of {args.runs} run(s)\n{header}")
     failures = 0
     for q in qs:
         line = f"{q:<6}{fmt_s(want[q]['seconds']) if isinstance(want[q], dict) else 'error':>10}"
+        fr = fusion_ratios.get(q)
+        line += f"{fmt_s(fusion_results[q].get('seconds')):>12}{'-' if fr is None else f'{fr:.2f}':>10}"
         for n in names:
             e = results[n].get(q, {"status": "not run"})
             failures += e["status"] != "ok"
@@ -212,6 +242,17 @@ def main() -> int:
         for q, e in results[n].items():
             if e["status"] != "ok":
                 print(f"{n} {q} {e['status']}: {e['error']}")
+    for q, e in fusion_results.items():
+        if e["status"] != "ok":
+            print(f"datafusion {q} {e['status']}: {e['error']}")
+    geomeans = {"datafusion": geomean(fusion_ratios.values())}
+    geomeans.update({n: geomean(ratios[n].values()) for n in names})
+    print("geometric mean of time / DuckDB's over the queries each answered: " +
+          ", ".join(f"{n} {'-' if g is None else f'{g:.2f}'}" for n, g in geomeans.items()))
+    vs_fusion = {n: geomean(e["seconds"] / fusion_results[q]["seconds"] for q, e in results[n].items()
+                            if "seconds" in e and "seconds" in fusion_results.get(q, {})) for n in names}
+    print("geometric mean of time / DataFusion's: " +
+          ", ".join(f"{n} {'-' if g is None else f'{g:.2f}'}" for n, g in vs_fusion.items()))
 
     out = {
         "benchmark": "tpch",
@@ -221,8 +262,11 @@ def main() -> int:
         "timeout_s": args.timeout,
         "interleaved": True,
         "duckdb_seconds": {q: w["seconds"] for q, w in want.items() if isinstance(w, dict)},
+        "datafusion": fusion_results,
         "cachedb": results,
-        "ratios_vs_duckdb": ratios,
+        "ratios_vs_duckdb": {"datafusion": fusion_ratios, **ratios},
+        "geomean_vs_duckdb": geomeans,
+        "geomean_vs_datafusion": vs_fusion,
     }
     pathlib.Path(args.results).parent.mkdir(parents=True, exist_ok=True)
     pathlib.Path(args.results).write_text(json.dumps(out, indent=2) + "\n")

@@ -17,6 +17,7 @@ import contextlib
 import fcntl
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -30,6 +31,8 @@ CATALOG = "tpch"
 CACHE = pathlib.Path(os.environ.get("CACHEDB_CACHE", pathlib.Path.home() / ".cache" / "cachedb"))
 GENERATOR_DIR = CACHE / "tpchgen"
 GENERATOR_VERSION = "4.0.0"
+DATAFUSION_DIR = CACHE / "datafusion"
+DATAFUSION_VERSION = "55.0.0"
 
 
 def generator() -> pathlib.Path:
@@ -126,3 +129,32 @@ def duckdb_connection(d: pathlib.Path):
     for name in TABLES:
         con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{d / 'parquet' / (name + '.parquet')}')")
     return con
+
+
+def datafusion_context(d: pathlib.Path):
+    """A DataFusion session with each table registered over the generator's Parquet files.
+    DataFusion (from PyPI) is installed the first time into its own directory, like the
+    generator, outside the shared virtual environment."""
+    target = DATAFUSION_DIR / DATAFUSION_VERSION
+    if not (target / "datafusion").is_dir():
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
+             "--target", str(target), f"datafusion=={DATAFUSION_VERSION}"],
+            check=True,
+        )
+    sys.path.insert(0, str(target))
+    import datafusion
+
+    ctx = datafusion.SessionContext()
+    for name in TABLES:
+        ctx.register_parquet(name, str(d / "parquet" / (name + ".parquet")))
+    return ctx
+
+
+_MYSQL_INTERVAL = re.compile(r"INTERVAL\s+(\d+)\s+(DAY|MONTH|YEAR)\b", re.IGNORECASE)
+
+
+def datafusion_text(sql: str) -> str:
+    """The query in DataFusion's dialect: MySQL's `INTERVAL 90 DAY` becomes `INTERVAL '90 DAY'`,
+    the only difference the 22 texts have."""
+    return _MYSQL_INTERVAL.sub(r"INTERVAL '\1 \2'", sql)
