@@ -185,6 +185,11 @@ func (d *Datasets) PartSpecs(taskBytes []int64, partitions int) []PartSpec {
 	return out
 }
 
+// CanPlace reports whether any data node may be given a new dataset's partitions.
+func (d *Datasets) CanPlace() bool {
+	return len(PlacementNodes(d.cfg.Membership.Nodes())) > 0
+}
+
 // Close stops the background rebuilds, waits for them to end, and closes the registry's
 // connections to data nodes. No goroutine of the registry outlives it.
 func (d *Datasets) Close() {

@@ -92,6 +92,9 @@ type DatasetRegistry interface {
 	// PartSpecs groups a divisible query's scan tasks (their estimated bytes) into a dataset's
 	// partitions: partitions of them, or a default per alive data node when 0.
 	PartSpecs(taskBytes []int64, partitions int) []cluster.PartSpec
+	// CanPlace reports whether a data node is alive (or, none being alive, suspect) to hold
+	// a new dataset's partitions.
+	CanPlace() bool
 }
 
 var _ DatasetRegistry = (*cluster.Datasets)(nil)

@@ -319,7 +319,9 @@ func (e *Engine) createTable(ctx context.Context, s *planner.CreateTable, params
 		}
 		return nil, errs.AlreadyExistsf("table %q already exists", s.Name)
 	}
-	if e.datasets != nil && len(params) == 0 {
+	// Without a data node to hold it (none joined, or all lost), the result becomes a memory
+	// table on the head, as on a server without a cluster.
+	if e.datasets != nil && len(params) == 0 && e.datasets.CanPlace() {
 		tables, err := e.tablesFor(ctx)
 		if err != nil {
 			return nil, err

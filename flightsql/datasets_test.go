@@ -1069,3 +1069,26 @@ func firstKey(m map[string]string) string {
 	}
 	return ""
 }
+
+// TestCreateTableAsSelectWithoutDataNodesMakesAMemoryTable: a head whose cluster has no data
+// node yet answers CREATE TABLE … AS SELECT over an Iceberg table with a memory table on the
+// head (as a server without a cluster does), not with an error that no node can hold it.
+func TestCreateTableAsSelectWithoutDataNodesMakesAMemoryTable(t *testing.T) {
+	wh := demoWarehouse(t)
+	c := startDatasetCluster(t, wh, 0)
+	cnxn := quietConn(t, c.head.addr)
+	const query = "SELECT ride_id, fare FROM demo.rides WHERE city = 'Lisbon'"
+	want := sortedRows(t, cnxn, query)
+	if n := adbcUpdate(t, cnxn, "CREATE TABLE lisbon AS "+query); n != int64(len(want)) {
+		t.Errorf("CREATE TABLE lisbon AS … affected %d rows, want %d", n, len(want))
+	}
+	if _, ok := c.head.eng.MemoryCatalog().Dataset("lisbon"); ok {
+		t.Error("lisbon became a dataset")
+	}
+	if _, ok := systemDatasets(t, cnxn)["lisbon"]; ok {
+		t.Error("lisbon is listed in system.datasets")
+	}
+	if diff := sameRows(sortedRows(t, cnxn, "SELECT * FROM lisbon"), want); diff != "" {
+		t.Errorf("SELECT * FROM lisbon: %s", diff)
+	}
+}
