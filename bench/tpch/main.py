@@ -36,6 +36,7 @@ sys.path.append(str(HERE.parent / "iceberg"))  # procs
 import adbc_driver_flightsql.dbapi as flightsql  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
+import footprint  # noqa: E402
 import tpch_compare as compare  # noqa: E402
 import tpch_data as data  # noqa: E402
 from procs import REPO_ROOT, Cachedb  # noqa: E402
@@ -122,14 +123,27 @@ def entry_of(server: Cachedb, t: Timed, sql: str, want) -> dict:
     return entry
 
 
-def load_datasets(conn, name: str) -> None:
-    """Makes each TPC-H table a dataset of the same name on the data nodes: the queries' bare
-    names then read the datasets (a dataset comes before a table of the default catalog)."""
+def load_tables(conn, name: str, kind: str = "dataset") -> None:
+    """Makes each TPC-H table a dataset of the same name on the data nodes (a memory table on the
+    head when there are none): the queries' bare names then read them (a dataset comes before a
+    table of the default catalog)."""
     for table in data.TABLES:
         start = time.perf_counter()
         with conn.cursor() as cur:
             cur.execute(f"CREATE TABLE {table} AS SELECT * FROM {data.NAMESPACE}.{table}")
-        print(f"  {name}: dataset {table} in {time.perf_counter() - start:.2f} s", flush=True)
+        print(f"  {name}: {kind} {table} in {time.perf_counter() - start:.2f} s", flush=True)
+
+
+def measure_memory_tables(binary: pathlib.Path, config: pathlib.Path) -> int:
+    """The resident memory the 8 tables add as memory tables of a head without data nodes."""
+    server = Cachedb(binary, config, [], {}, "memtables")
+    try:
+        with flightsql.connect(server.uri, autocommit=True) as conn:
+            before = footprint.rss_bytes(server.proc.pid)
+            load_tables(conn, "memtables", "memory table")
+            return footprint.rss_bytes(server.proc.pid) - before
+    finally:
+        server.stop()
 
 
 def entry_of_datafusion(t: Timed, sql: str, want) -> dict:
@@ -163,6 +177,8 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2, help="data nodes of the second and third configurations (0: only the first)")
     ap.add_argument("--no-datasets", action="store_true", help="leave out the configuration over datasets")
     ap.add_argument("--queries", help="comma-separated query numbers (default all 22)")
+    ap.add_argument("--no-footprint", dest="footprint", action="store_false",
+                    help="leave out measuring the tables as memory tables of a head (after the queries)")
     ap.add_argument("--cachedb", default=str(REPO_ROOT / "bin" / "cachedb"))
     ap.add_argument("--data", help="root of the cached data (default ~/.cache/cachedb/tpch)")
     ap.add_argument("--results", default=str(REPO_ROOT / "bench" / "results" / "tpch.json"))
@@ -179,6 +195,8 @@ def main() -> int:
     want: dict = {}
     results: dict = {name: {} for name, _ in configs}
     fusion_results: dict = {}
+    sizes = {t: {"parquet_bytes": footprint.parquet_bytes(d / "warehouse", t)} for t in data.TABLES}
+    rss_added: dict[str, int] = {}
     servers: dict[str, Cachedb] = {}
     conns: dict = {}
     duck = data.duckdb_connection(d)
@@ -194,7 +212,12 @@ def main() -> int:
                                         [*flags, "--statement-timeout", f"{args.timeout:g}s"], {}, name)
                 conns[name] = flightsql.connect(servers[name].uri, autocommit=True)
                 if name.startswith("datasets"):
-                    load_datasets(conns[name], name)
+                    before = footprint.rss_bytes(servers[name].proc.pid)
+                    load_tables(conns[name], name)
+                    rss_added["datasets"] = footprint.rss_bytes(servers[name].proc.pid) - before
+                    for table, b in footprint.dataset_bytes(conns[name]).items():
+                        if table in sizes:
+                            sizes[table]["arrow_bytes"] = b
             for q, sql in qs.items():
                 systems = {"duckdb": Timed(lambda sql=sql: duck.execute(sql).to_arrow_table()),
                            "datafusion": Timed(lambda sql=sql: fusion.sql(data.datafusion_text(sql)).to_arrow_table())}
@@ -219,6 +242,8 @@ def main() -> int:
             for server in servers.values():
                 server.stop()
             duck.close()
+        if args.footprint:
+            rss_added["memory tables"] = measure_memory_tables(pathlib.Path(args.cachedb), config)
 
     names = [n for n, _ in configs]
     ratios = {n: {q: e["seconds"] / want[q]["seconds"] for q, e in results[n].items()
@@ -268,6 +293,8 @@ def main() -> int:
         "geomean_vs_duckdb": geomeans,
         "geomean_vs_datafusion": vs_fusion,
     }
+    footprint.report(sizes, rss_added)
+    out["footprint"] = {"tables": sizes, "resident_bytes_added": rss_added}
     pathlib.Path(args.results).parent.mkdir(parents=True, exist_ok=True)
     pathlib.Path(args.results).write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {args.results}")
