@@ -167,6 +167,10 @@ func resolveComparison(op string) ScalarResolver {
 				return nil, err
 			}
 			defer releaseArrays(cast)
+			zeroA, zeroB := zeroDates(args[0], cast[0]), zeroDates(args[1], cast[1])
+			if zeroA != nil || zeroB != nil {
+				return compareWithZeroDates(tc, cast[0], cast[1], zeroA, zeroB, want, nullSafe)
+			}
 			return compareArrays(tc, cast[0], cast[1], want, nullSafe)
 		}
 		return k, arrow.FixedWidthTypes.Boolean, nil
@@ -199,5 +203,63 @@ func compareArrays(tc *TaskContext, a, b arrow.Array, want [3]bool, nullSafe boo
 			}
 		}
 		return want[c(i, i)+1], true, nil
+	})
+}
+
+// zeroDates marks the rows where arg, a string compared as a date or date-time, holds text that
+// is no valid one (cast is NULL where arg is not): MySQL compares such text as the zero date
+// 0000-00-00 (with a warning), before every valid date and equal to other such text, where a
+// CAST would give NULL. So `d <> 'A'` is true and `d < ''` false for every date d. nil when
+// there is no such row.
+func zeroDates(arg, cast arrow.Array) []bool {
+	if !isStringType(arg.DataType()) || cast.NullN() == arg.NullN() {
+		return nil
+	}
+	switch cast.DataType().ID() {
+	case arrow.DATE32, arrow.TIMESTAMP:
+	default:
+		return nil
+	}
+	var zero []bool
+	for i := range arg.Len() {
+		if cast.IsNull(i) && !arg.IsNull(i) {
+			if zero == nil {
+				zero = make([]bool, arg.Len())
+			}
+			zero[i] = true
+		}
+	}
+	return zero
+}
+
+// compareWithZeroDates is compareArrays where zeroA and zeroB (nil: none) mark the rows of a and
+// b that hold the zero date (zeroDates).
+func compareWithZeroDates(tc *TaskContext, a, b arrow.Array, zeroA, zeroB []bool, want [3]bool, nullSafe bool) (arrow.Array, error) {
+	c, err := makeComparer(a, b)
+	if err != nil {
+		return nil, err
+	}
+	isZero := func(z []bool, i int) bool { return z != nil && z[i] }
+	return buildRows(newBoolBuilder(tc.Alloc), a.Len(), func(i int) (bool, bool, error) {
+		za, zb := isZero(zeroA, i), isZero(zeroB, i)
+		an, bn := a.IsNull(i) && !za, b.IsNull(i) && !zb
+		if an || bn {
+			if nullSafe {
+				return an == bn, true, nil
+			}
+			return false, false, nil
+		}
+		var cmp int
+		switch {
+		case za && zb:
+			cmp = 0
+		case za:
+			cmp = -1
+		case zb:
+			cmp = 1
+		default:
+			cmp = c(i, i)
+		}
+		return want[cmp+1], true, nil
 	})
 }
