@@ -82,6 +82,10 @@ type binder struct {
 	nodes   int // expressions and query blocks bound so far (Limits.MaxPlanSize)
 	depth   int // nesting of expressions and query blocks being bound (Limits.MaxNestingDepth)
 	queries int // nesting of query blocks being bound (maxQueryNesting)
+	// writtenItems are the texts of writtenSel's select items as the statement writes them,
+	// which name its unaliased computed columns as MySQL does (item_names.go).
+	writtenSel   *sqlparser.Select
+	writtenItems []string
 }
 
 // newID allocates a column ID never handed out before in this statement.
@@ -128,6 +132,11 @@ func BindPrepare(ctx context.Context, text string, cat catalog.Catalog) (planner
 func (b *binder) statement(stmt sqlparser.Statement, text string) (planner.Statement, error) {
 	switch s := stmt.(type) {
 	case sqlparser.TableStatement:
+		if sel := firstSelect(s); sel != nil {
+			if items := writtenItems(text); len(items) == len(sel.GetColumns()) {
+				b.writtenSel, b.writtenItems = sel, items
+			}
+		}
 		return b.query(s)
 	case *sqlparser.ExplainStmt:
 		return b.explain(s)

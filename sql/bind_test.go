@@ -13,8 +13,8 @@ func TestBindPlans(t *testing.T) {
 	}{
 		{"filter order limit", "select a, b+1 from t1 where a > 1 order by 2 desc limit 3", `
 Limit: offset=0 count=3
-  Sort: b + 1#5 DESC
-    Project: a#1 AS a#4, (b#2 + 1) AS b + 1#5
+  Sort: b+1#5 DESC
+    Project: a#1 AS a#4, (b#2 + 1) AS b+1#5
       Filter: (a#1 > 1)
         Scan: t1 columns=[a#1, b#2, c#3]`},
 		{"comma join and star", "select * from t1, t2 where t1.a = t2.a", `
@@ -72,7 +72,7 @@ Project: k#5 AS k#10, count(*)#7 AS count(*)#11
       Aggregate: group=[a#1] aggs=[count(*), any_value(b#2)]
         Scan: t1 columns=[a#1, b#2, c#3]`},
 		{"group by position, having on group expression", "select b+1, sum(a) from t1 group by 1 having b+1 > 2 and count(*) > 0", `
-Project: (b#2 + 1)#4 AS b + 1#5, sum(a)#6 AS sum(a)#7
+Project: (b#2 + 1)#4 AS b+1#5, sum(a)#6 AS sum(a)#7
   Filter: (((b#2 + 1)#4 > 2) and (count(*)#8 > 0))
     Aggregate: group=[(b#2 + 1)] aggs=[sum(a#1), count(*)]
       Scan: t1 columns=[a#1, b#2, c#3]`},

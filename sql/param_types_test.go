@@ -52,7 +52,7 @@ func TestParameterColumnsNamedAsWritten(t *testing.T) {
 	for _, f := range planner.OutputSchema(st.(*planner.Query).Plan).Fields() {
 		names = append(names, f.Name)
 	}
-	if got := strings.Join(names, "|"); got != "?|? + 1|':v1'" {
-		t.Errorf("column names %s, want ?|? + 1|':v1' (a string literal keeps its text)", got)
+	if got := strings.Join(names, "|"); got != "?|? + 1|:v1" {
+		t.Errorf("column names %s, want ?|? + 1|:v1 (a string literal is named by its value)", got)
 	}
 }

@@ -112,7 +112,11 @@ func (b *binder) selectStmt(sel *sqlparser.Select, outer *scope) (planner.Plan, 
 
 // expandItems expands * and t.* and names every select item.
 func (s *selectBlock) expandItems() error {
-	for _, se := range s.sel.GetColumns() {
+	var written []string
+	if s.sel == s.b.writtenSel {
+		written = s.b.writtenItems
+	}
+	for i, se := range s.sel.GetColumns() {
 		switch e := se.(type) {
 		case *sqlparser.StarExpr:
 			qualifier := e.TableName.Name.String()
@@ -129,6 +133,8 @@ func (s *selectBlock) expandItems() error {
 				s.aliases = append(s.aliases, selectAlias{name: item.name, ast: e.Expr})
 			} else if c, ok := e.Expr.(*sqlparser.ColName); ok {
 				item.name = c.Name.String()
+			} else if written != nil {
+				item.name = writtenName(e.Expr, written[i])
 			} else {
 				item.name = placeholdersAsWritten(sqlparser.String(e.Expr))
 			}
