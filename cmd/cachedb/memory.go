@@ -83,6 +83,9 @@ func (m memoryFlags) start() (processMemory, error) {
 		debug.SetMemoryLimit(soft)
 		attrs = append(attrs, "go_soft_limit", mempool.FormatBytes(soft))
 	}
+	if p := setGCPercent(debug.SetMemoryLimit(-1), os.Getenv); p > 0 {
+		attrs = append(attrs, "go_gc_percent", p)
+	}
 	if m.diskDir != "" {
 		disk := "free space"
 		if diskLimit > 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"runtime/debug"
 	"testing"
 
@@ -11,7 +12,9 @@ import (
 
 func TestMemoryFlagsBuildThePoolAndTheGoSoftLimit(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	t.Setenv("GOMEMLIMIT", "")
+	t.Setenv("GOGC", "")
 	parse := func(args ...string) (processMemory, error) {
 		var m memoryFlags
 		cmd := &cobra.Command{}
@@ -41,6 +44,9 @@ func TestMemoryFlagsBuildThePoolAndTheGoSoftLimit(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != 256<<20+goSlackMin {
 		t.Errorf("Go soft limit %d, want the limit plus the minimum slack", got)
 	}
+	if got := debug.SetGCPercent(gcPercentWithSoftLimit); got != gcPercentWithSoftLimit {
+		t.Errorf("GOGC %d under a soft limit, want %d", got, gcPercentWithSoftLimit)
+	}
 	if got := goSoftLimit(4 << 30); got != 5<<30 {
 		t.Errorf("soft limit of 4GiB = %d, want 5GiB", got)
 	}
@@ -53,5 +59,33 @@ func TestMemoryFlagsBuildThePoolAndTheGoSoftLimit(t *testing.T) {
 		if _, err := parse(bad...); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
+	}
+}
+
+func TestGCPercentFollowsTheSoftLimit(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	noEnv := func(string) string { return "" }
+	if got := setGCPercent(math.MaxInt64, noEnv); got != -1 {
+		t.Errorf("without a soft limit set GOGC %d, want Go's default left alone", got)
+	}
+	if got := setGCPercent(0, noEnv); got != -1 {
+		t.Errorf("with a zero soft limit set GOGC %d, want none", got)
+	}
+	if got := setGCPercent(1<<30, func(k string) string {
+		if k == "GOGC" {
+			return "50"
+		}
+		return ""
+	}); got != -1 {
+		t.Errorf("GOGC in the environment was overridden with %d", got)
+	}
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GOGC changed to %d where it should have been left alone", got)
+	}
+	if got := setGCPercent(1<<30, noEnv); got != gcPercentWithSoftLimit {
+		t.Errorf("with a soft limit set GOGC %d, want %d", got, gcPercentWithSoftLimit)
+	}
+	if got := debug.SetGCPercent(100); got != gcPercentWithSoftLimit {
+		t.Errorf("the runtime's GOGC is %d, want %d", got, gcPercentWithSoftLimit)
 	}
 }
