@@ -252,3 +252,20 @@ func unavailable(t *testing.T, why string) {
 	}
 	t.Skip(why)
 }
+
+// keepRows applies a filter to formatted rows ("a|b|c") as the engine would after a scan: a
+// source may return rows its filter does not keep (catalog.ScanRequest).
+func keepRows(rows []string, keep func(cols []string) bool) []string {
+	var out []string
+	for _, r := range rows {
+		if keep(strings.Split(r, "|")) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// colIs keeps the rows whose column i formats as v.
+func colIs(i int, v string) func([]string) bool {
+	return func(cols []string) bool { return cols[i] == v }
+}

@@ -540,6 +540,9 @@ type prunedTask struct {
 	task   table.FileScanTask
 	groups int64
 	bytes  int64
+	// tested says the task's row groups were tested against the filter with its file's
+	// footer statistics (see readResidual).
+	tested bool
 }
 
 // pruneResult is what row-group pruning did to a plan.
@@ -597,7 +600,7 @@ func (t *Table) pruneRowGroups(ctx context.Context, fsys iceio.IO, tasks []table
 			}
 		}
 		if len(kept) == len(covered) {
-			res.tasks = append(res.tasks, prunedTask{task: task, groups: int64(len(kept)), bytes: groupBytes(ft, kept, ids)})
+			res.tasks = append(res.tasks, prunedTask{task: task, groups: int64(len(kept)), bytes: groupBytes(ft, kept, ids), tested: true})
 			continue
 		}
 		// Runs of consecutive kept groups become one ranged task each; the range of a run
@@ -614,7 +617,7 @@ func (t *Table) pruneRowGroups(ctx context.Context, fsys iceio.IO, tasks []table
 			}
 			nt := task
 			nt.Start, nt.Length = offsets[first], end-offsets[first]
-			res.tasks = append(res.tasks, prunedTask{task: nt, groups: int64(e - s + 1), bytes: groupBytes(ft, kept[s:e+1], ids)})
+			res.tasks = append(res.tasks, prunedTask{task: nt, groups: int64(e - s + 1), bytes: groupBytes(ft, kept[s:e+1], ids), tested: true})
 			s = e + 1
 		}
 	}

@@ -140,10 +140,8 @@ func (t *Table) Scan(ctx context.Context, req catalog.ScanRequest) (*catalog.Sca
 	}
 	plan := &catalog.ScanPlan{Fetched: counter.String}
 	for _, pt := range kept {
-		// The planner's residual derives from the planning filter; reading applies the read
-		// filter (see icebergFilter) instead. A nil residual means exactly that.
 		task := pt.task
-		task.Residual = nil
+		task.Residual = readResidual(pt)
 		scan, err := st.scanFor(t.extraColumn(task.File, readIDs))
 		if err != nil {
 			return nil, t.planErr(err)

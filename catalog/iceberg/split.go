@@ -83,7 +83,7 @@ func splitTask(pt prunedTask, target int64) []prunedTask {
 		}
 		nt := task
 		nt.Start, nt.Length = from, to-from
-		part := prunedTask{task: nt, groups: int64(i - first + 1), bytes: -1}
+		part := prunedTask{task: nt, groups: int64(i - first + 1), bytes: -1, tested: pt.tested}
 		if pt.bytes >= 0 && end > start {
 			part.bytes = pt.bytes * (to - from) / (end - start)
 		}
