@@ -515,9 +515,10 @@ func (b *binder) function(e *sqlparser.FuncExpr, ctx *exprContext) (planner.Expr
 }
 
 // roundedScale gives ROUND(x, d) and TRUNCATE(x, d) of a DECIMAL with a constant d the scale
-// MySQL gives them, min(scale of x, max(d, 0)): ROUND(93.27, 0) is 93, not 93.00. The value is
-// already rounded to d places, so the narrowing cast only drops zeros. With a d that is not
-// constant the result keeps the scale of x (a type cannot depend on a row's value).
+// MySQL gives them, max(d, 0) up to 30: ROUND(93.27, 0) is 93, not 93.00, and ROUND(1.5, 3) is
+// 1.500. The value is already rounded to d places, so a narrowing cast only drops zeros and a
+// widening one appends them. With a d that is not constant the result keeps the scale of x (a
+// type cannot depend on a row's value).
 func roundedScale(x planner.Expr) planner.Expr {
 	call, ok := x.(*planner.Call)
 	if !ok || (call.Func != "round" && call.Func != "truncate") || len(call.Args) != 2 {
@@ -538,11 +539,11 @@ func roundedScale(x planner.Expr) planner.Expr {
 	default:
 		return x
 	}
-	scale := int32(min(max(d, 0), int64(dt.Scale)))
-	if scale == dt.Scale {
+	scale := int32(min(max(d, 0), 30))
+	precision := max(dt.Precision-(dt.Scale-scale), 1)
+	if scale == dt.Scale || precision > 38 { // no wider than a decimal128
 		return x
 	}
-	precision := max(dt.Precision-(dt.Scale-scale), 1)
 	return &planner.Cast{Expr: x, To: &arrow.Decimal128Type{Precision: precision, Scale: scale}}
 }
 
