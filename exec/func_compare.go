@@ -232,6 +232,33 @@ func zeroDates(arg, cast arrow.Array) []bool {
 	return zero
 }
 
+// zeroAware wraps c, a comparer of a's rows with b's, so that a zero date (zeroDates; za and
+// zb mark a's and b's, nil for none) compares before every date and equal to another.
+func zeroAware(c func(i, j int) int, za, zb []bool) func(i, j int) int {
+	if za == nil && zb == nil {
+		return c
+	}
+	return func(i, j int) int {
+		a, b := marked(za, i), marked(zb, j)
+		switch {
+		case a && b:
+			return 0
+		case a:
+			return -1
+		case b:
+			return 1
+		}
+		return c(i, j)
+	}
+}
+
+// marked reports whether row i is marked in m (nil marks none).
+func marked(m []bool, i int) bool { return m != nil && m[i] }
+
+// nullNotZero reports whether row i of a (cast from text) is NULL, a zero date (marked in
+// zero) being a value.
+func nullNotZero(a arrow.Array, zero []bool, i int) bool { return a.IsNull(i) && !marked(zero, i) }
+
 // compareWithZeroDates is compareArrays where zeroA and zeroB (nil: none) mark the rows of a and
 // b that hold the zero date (zeroDates).
 func compareWithZeroDates(tc *TaskContext, a, b arrow.Array, zeroA, zeroB []bool, want [3]bool, nullSafe bool) (arrow.Array, error) {
@@ -239,27 +266,15 @@ func compareWithZeroDates(tc *TaskContext, a, b arrow.Array, zeroA, zeroB []bool
 	if err != nil {
 		return nil, err
 	}
-	isZero := func(z []bool, i int) bool { return z != nil && z[i] }
+	c = zeroAware(c, zeroA, zeroB)
 	return buildRows(newBoolBuilder(tc.Alloc), a.Len(), func(i int) (bool, bool, error) {
-		za, zb := isZero(zeroA, i), isZero(zeroB, i)
-		an, bn := a.IsNull(i) && !za, b.IsNull(i) && !zb
+		an, bn := nullNotZero(a, zeroA, i), nullNotZero(b, zeroB, i)
 		if an || bn {
 			if nullSafe {
 				return an == bn, true, nil
 			}
 			return false, false, nil
 		}
-		var cmp int
-		switch {
-		case za && zb:
-			cmp = 0
-		case za:
-			cmp = -1
-		case zb:
-			cmp = 1
-		default:
-			cmp = c(i, i)
-		}
-		return want[cmp+1], true, nil
+		return want[c(i, i)+1], true, nil
 	})
 }

@@ -8,7 +8,8 @@ import (
 )
 
 // "in" (x, v1, …, vn) and "between" (x, lo, hi), comparing in one comparisonType for all
-// operands as MySQL does.
+// operands as MySQL does (text that is no valid date compared as a date being the zero date,
+// zeroDates).
 
 func init() {
 	RegisterScalar("in", resolveIn)
@@ -33,21 +34,26 @@ func resolveIn(types []arrow.DataType) (Kernel, arrow.DataType, error) {
 			return nil, err
 		}
 		defer releaseArrays(cast)
+		zero := make([][]bool, len(args))
+		for j := range args {
+			zero[j] = zeroDates(args[j], cast[j])
+		}
 		x := cast[0]
 		cmps := make([]func(i, j int) int, len(cast)-1)
 		for j, v := range cast[1:] {
 			if cmps[j], err = makeComparer(x, v); err != nil {
 				return nil, err
 			}
+			cmps[j] = zeroAware(cmps[j], zero[0], zero[j+1])
 		}
 		list := cast[1:]
 		return buildRows(newBoolBuilder(tc.Alloc), n, func(i int) (bool, bool, error) {
-			if x.IsNull(i) {
+			if nullNotZero(x, zero[0], i) {
 				return false, false, nil
 			}
 			sawNull := false
 			for j, v := range list {
-				if v.IsNull(i) {
+				if nullNotZero(v, zero[j+1], i) {
 					sawNull = true
 					continue
 				}
@@ -80,6 +86,7 @@ func resolveBetween(types []arrow.DataType) (Kernel, arrow.DataType, error) {
 		}
 		defer releaseArrays(cast)
 		x, lo, hi := cast[0], cast[1], cast[2]
+		zx, zlo, zhi := zeroDates(args[0], x), zeroDates(args[1], lo), zeroDates(args[2], hi)
 		cmpLo, err := makeComparer(x, lo)
 		if err != nil {
 			return nil, err
@@ -88,11 +95,12 @@ func resolveBetween(types []arrow.DataType) (Kernel, arrow.DataType, error) {
 		if err != nil {
 			return nil, err
 		}
+		cmpLo, cmpHi = zeroAware(cmpLo, zx, zlo), zeroAware(cmpHi, zx, zhi)
 		return buildRows(newBoolBuilder(tc.Alloc), n, func(i int) (bool, bool, error) {
-			if x.IsNull(i) {
+			if nullNotZero(x, zx, i) {
 				return false, false, nil
 			}
-			geOK, leOK := lo.IsValid(i), hi.IsValid(i)
+			geOK, leOK := !nullNotZero(lo, zlo, i), !nullNotZero(hi, zhi, i)
 			ge := geOK && cmpLo(i, i) >= 0
 			le := leOK && cmpHi(i, i) <= 0
 			v, ok := kleene("and", ge, geOK, le, leOK)
