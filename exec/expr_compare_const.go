@@ -99,11 +99,16 @@ func (e *compareConstExpr) Eval(ctx context.Context, tc *TaskContext, batch arro
 		return nil, err
 	}
 	cv, err := CastArray(ctx, tc, v, e.cmpType)
+	zero := err == nil && zeroDates(v, cv) != nil
 	v.Release()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", e.general.name, err)
 	}
 	defer cv.Release()
+	if zero {
+		// Text that is no valid date compares as the zero date, which the bit kernels lack.
+		return e.general.Eval(ctx, tc, batch)
+	}
 	out := compareWithConstant(tc.Alloc, cv, c, e.op, e.nullSafe)
 	if out == nil {
 		return e.general.Eval(ctx, tc, batch)
