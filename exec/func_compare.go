@@ -209,7 +209,7 @@ func compareArrays(tc *TaskContext, a, b arrow.Array, want [3]bool, nullSafe boo
 // zeroDates marks the rows where arg, a string compared as a date or date-time, holds text that
 // is no valid one (cast is NULL where arg is not): MySQL compares such text as the zero date
 // 0000-00-00 (with a warning), before every valid date and equal to other such text, where a
-// CAST would give NULL. So `d <> 'A'` is true and `d < ''` false for every date d. nil when
+// CAST would give NULL. So `d <> 'A'` is true and `d < ”` false for every date d. nil when
 // there is no such row.
 func zeroDates(arg, cast arrow.Array) []bool {
 	if !isStringType(arg.DataType()) || cast.NullN() == arg.NullN() {
