@@ -97,7 +97,9 @@ func writtenItems(text string) []string {
 	}
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
 
 // isKeywordToken tells a keyword from an identifier of the same letters (a backquoted `from`).
 func isKeywordToken(typ int) bool { return typ != sqlparser.ID }
