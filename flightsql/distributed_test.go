@@ -20,12 +20,18 @@ import (
 // catalog "lake", and a server alone over the same catalog, for reference answers.
 func startLakeCluster(t *testing.T) (head, alone *testServer, nodes []string) {
 	t.Helper()
+	return startLakeClusterOf(t, 3)
+}
+
+// startLakeClusterOf is startLakeCluster with n data nodes.
+func startLakeClusterOf(t *testing.T, n int) (head, alone *testServer, nodes []string) {
+	t.Helper()
 	wh := demoWarehouse(t)
 	newEngineConfig := func() engine.Config {
 		return engine.Config{NoDemo: true, Sources: []catalog.Catalog{openLake(t, wh)}, DefaultCatalog: "lake"}
 	}
 	key := ticket.NewKeyring([]byte("cluster secret"), nil)
-	for range 3 {
+	for range n {
 		nodes = append(nodes, startDataNode(t, newEngineConfig(), key).addr)
 	}
 	headCfg := newEngineConfig()

@@ -25,11 +25,16 @@ func (pp *physicalPlanner) buildLeft(j *Join) bool {
 	default:
 		return false
 	}
+	l, r := pp.estimator().estimate(j.Left).rows, pp.estimator().estimate(j.Right).rows
+	return l <= leftBuildRatio*r
+}
+
+// estimator is the planner's estimator, made on first use.
+func (pp *physicalPlanner) estimator() *estimator {
 	if pp.est == nil {
 		pp.est = newPhysicalEstimator(context.Background())
 	}
-	l, r := pp.est.estimate(j.Left).rows, pp.est.estimate(j.Right).rows
-	return l <= leftBuildRatio*r
+	return pp.est
 }
 
 // newPhysicalEstimator returns an estimator that remembers every node's estimate: physical

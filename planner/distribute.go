@@ -46,6 +46,7 @@ func PlanDistributed(ctx context.Context, q *Query, opts PhysicalOptions) (op ex
 	if err != nil {
 		return nil, Distribution{}, err
 	}
+	logical = reduceGroupedJoins(ctx, logical, opts.Nodes)
 	pp := &physicalPlanner{opts: opts, placed: map[exec.Operator]exec.Placement{}, est: newPhysicalEstimator(ctx)}
 	op, err = pp.plan(logical)
 	if err != nil {
@@ -69,7 +70,7 @@ func PlanDistributed(ctx context.Context, q *Query, opts PhysicalOptions) (op ex
 
 // distributed reports whether the planner places operators on data nodes.
 func (pp *physicalPlanner) distributed() bool {
-	return pp.opts.Nodes > 0 && pp.placed != nil && len(pp.outer) == 0
+	return pp.opts.Nodes > 0 && pp.placed != nil && len(pp.outer) == 0 && pp.replicating == 0
 }
 
 // placeScan marks a scan of a versioned source table as a distributed scan.

@@ -48,6 +48,8 @@ type physicalPlanner struct {
 	local bool
 	// est estimates the sides of semi and anti joins (see buildLeft); made on first use.
 	est *estimator
+	// replicating is above 0 while a replicated join side is planned (planReplicated).
+	replicating int
 }
 
 func (pp *physicalPlanner) plan(p Plan) (exec.Operator, error) {
@@ -283,14 +285,31 @@ func (pp *physicalPlanner) planJoin(p *Join) (exec.Operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	right, err := pp.plan(p.Right)
-	if err != nil {
-		return nil, err
-	}
 	ls, rs := p.Left.Schema(), p.Right.Schema()
 	both := append(append(Schema{}, ls...), rs...)
 	kind := execJoinKind(p.Kind)
 	lkeys, rkeys, residual := splitEquiKeys(p.On, SchemaIDs(ls), SchemaIDs(rs))
+	if pp.isPlaced(left) && len(lkeys) > 0 && replicateRight(pp.estimator(), p, pp.opts.Nodes) {
+		right, err := pp.planReplicated(p.Right)
+		if err != nil {
+			return nil, err
+		}
+		if right != nil {
+			lk, rk, res, err := pp.joinExprs(lkeys, rkeys, residual, ls, rs)
+			if err != nil {
+				return nil, err
+			}
+			op, err := exec.NewPartitionedHashJoin(left, exec.NewReplicate(right, left.Partitions()), kind, lk, rk, res)
+			if err != nil {
+				return nil, err
+			}
+			return pp.inherit(op, left), nil
+		}
+	}
+	right, err := pp.plan(p.Right)
+	if err != nil {
+		return nil, err
+	}
 	if pp.isPlaced(left) && pp.isPlaced(right) && len(lkeys) > 0 && p.Kind != NullAwareAntiJoin && !HasSubquery(p.On) {
 		return pp.partitionedJoin(left, right, kind, lkeys, rkeys, residual, ls, rs)
 	}

@@ -22,24 +22,30 @@ import "context"
 // cost per part and joins the parts of one size and type. The semi join hashes the few parts
 // and the aggregate groups a few thousand rows instead of millions.
 //
-// PlanQuery applies it to plans executed in one process: with data nodes the semi join would
-// shuffle the aggregate's whole input by key, where the aggregate shuffles only partial groups.
-// The scan is planned twice (for the semi join and for the join above), so it applies only when
-// the scan's estimated rows are well below the distinct keys the aggregate would group
-// (reduceMaxShare).
+// PlanQuery applies it to plans executed in one process. With data nodes (PlanDistributed) it
+// applies only where the semi join replicates the scan to every node (replicateRight): a semi
+// join planned as usual would shuffle the aggregate's whole input by key, where the aggregate
+// shuffles only partial groups. The scan is planned twice (for the semi join and for the join
+// above), so it applies only when the scan's estimated rows are well below the distinct keys
+// the aggregate would group (reduceMaxShare).
 func ReduceGroupedJoins(ctx context.Context, p Plan) Plan {
+	return reduceGroupedJoins(ctx, p, 0)
+}
+
+// reduceGroupedJoins is ReduceGroupedJoins for a plan over nodes data nodes (0: one process).
+func reduceGroupedJoins(ctx context.Context, p Plan, nodes int) Plan {
 	est := newPhysicalEstimator(ctx)
 	out, _ := transformUp(p, func(n Plan) (Plan, bool) {
 		j, ok := n.(*Join)
 		if !ok || j.On == nil || (j.Kind != InnerJoin && j.Kind != SemiJoin) {
 			return n, false
 		}
-		if left := reduceSide(est, j, j.Left, j.Right); left != nil {
+		if left := reduceSide(est, j, j.Left, j.Right, nodes); left != nil {
 			nj := *j
 			nj.Left = left
 			return &nj, true
 		}
-		if right := reduceSide(est, j, j.Right, j.Left); right != nil {
+		if right := reduceSide(est, j, j.Right, j.Left, nodes); right != nil {
 			nj := *j
 			nj.Right = right
 			return &nj, true
@@ -55,8 +61,9 @@ func ReduceGroupedJoins(ctx context.Context, p Plan) Plan {
 const reduceMaxShare = 0.25
 
 // reduceSide returns aggSide with the input of the aggregate it passes through narrowed by a
-// semi join with a scan of other (see ReduceGroupedJoins), or nil when there is none worth it.
-func reduceSide(est *estimator, j *Join, aggSide, other Plan) Plan {
+// semi join with a scan of other (see ReduceGroupedJoins), or nil when there is none worth it;
+// over nodes > 0 data nodes, only one whose scan replicates.
+func reduceSide(est *estimator, j *Join, aggSide, other Plan, nodes int) Plan {
 	type choice struct {
 		agg  *Aggregate
 		key  *ColumnRef // the group key, a column of agg.Input
@@ -99,10 +106,13 @@ func reduceSide(est *estimator, j *Join, aggSide, other Plan) Plan {
 		return nil
 	}
 	reducer := *best.scan // its own node; same columns, filters and table
+	replicates := true
 	input, ok := wrapProducer(best.agg.Input, best.key.ID, func(p Plan, k *ColumnRef) Plan {
-		return &Join{Left: p, Right: &reducer, Kind: SemiJoin, On: eq(k, best.col), Columns: p.Schema()}
+		semi := &Join{Left: p, Right: &reducer, Kind: SemiJoin, On: eq(k, best.col), Columns: p.Schema()}
+		replicates = replicates && replicateRight(est, semi, nodes)
+		return semi
 	})
-	if !ok {
+	if !ok || (nodes > 0 && !replicates) {
 		return nil
 	}
 	agg := *best.agg
