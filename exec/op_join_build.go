@@ -36,21 +36,29 @@ func (b joinBuild) release() {
 // right side; of the left side for LeftBuildHashJoin). Executions are told apart by *TaskContext, as Repartition runs are: the partitions
 // executed with the same TaskContext share a build until all of them have been claimed, after
 // which the next Execute builds afresh. The build is released when every partition has claimed
-// it and released its reader; a consumer that never executes some partition keeps it alive.
+// it and released its reader; a consumer that never executes some partition keeps it alive,
+// unless the builds end with their execution (endWithExecution).
 type sharedBuilds[B releasable] struct {
 	mu     sync.Mutex
 	active map[*TaskContext]*sharedBuild[B]
+	// endWithExecution also releases a build when its execution's cache (TaskContext.Cache) is
+	// released, if no reader holds it then: a build a node shares among the partitions it runs
+	// (ReplicatedHashJoin) is freed even when some of them are never executed. It registers one
+	// cache entry per build, so it is for joins executed once per execution, not per outer row.
+	endWithExecution bool
 }
 
 // releasable is a build that sharedBuilds frees once its last user lets go of it.
 type releasable interface{ release() }
 
 type sharedBuild[B releasable] struct {
-	once    sync.Once
-	build   B
-	err     error
-	claimed int // guarded by sharedBuilds.mu
-	refs    int // guarded by sharedBuilds.mu
+	once      sync.Once
+	build     B
+	err       error
+	claimed   int  // guarded by sharedBuilds.mu
+	refs      int  // guarded by sharedBuilds.mu
+	abandoned bool // its execution ended; guarded by sharedBuilds.mu
+	freed     bool // guarded by sharedBuilds.mu
 }
 
 // acquire returns the build for tc, building it with build on first use. partitions is how many
@@ -61,7 +69,8 @@ func (s *sharedBuilds[B]) acquire(ctx context.Context, tc *TaskContext, partitio
 		s.active = map[*TaskContext]*sharedBuild[B]{}
 	}
 	sb := s.active[tc]
-	if sb == nil {
+	fresh := sb == nil
+	if fresh {
 		sb = &sharedBuild[B]{}
 		s.active[tc] = sb
 	}
@@ -71,15 +80,21 @@ func (s *sharedBuilds[B]) acquire(ctx context.Context, tc *TaskContext, partitio
 		delete(s.active, tc)
 	}
 	s.mu.Unlock()
+	if fresh && s.endWithExecution && tc.Cache != nil {
+		_, _ = tc.Cache.Do(sb, func() (any, error) {
+			return onRelease(func() { s.abandon(tc, sb) }), nil
+		})
+	}
 
 	release := func() {
 		s.mu.Lock()
 		sb.refs--
 		// Until every partition has claimed the build, a later partition may still need it.
-		last := sb.refs == 0 && sb.claimed >= partitions
+		last := sb.refs == 0 && (sb.claimed >= partitions || sb.abandoned) && !sb.freed
+		sb.freed = sb.freed || last
 		s.mu.Unlock()
 		if last {
-			sb.build.release()
+			sb.free()
 		}
 	}
 	sb.once.Do(func() { sb.build, sb.err = build(ctx) })
@@ -90,3 +105,32 @@ func (s *sharedBuilds[B]) acquire(ctx context.Context, tc *TaskContext, partitio
 	}
 	return sb.build, release, nil
 }
+
+// abandon ends sb, tc's build, with its execution: it is freed now if no reader holds it, else
+// when its last reader lets go, and a later Execute with tc builds afresh.
+func (s *sharedBuilds[B]) abandon(tc *TaskContext, sb *sharedBuild[B]) {
+	s.mu.Lock()
+	if s.active[tc] == sb {
+		delete(s.active, tc)
+	}
+	sb.abandoned = true
+	last := sb.refs == 0 && !sb.freed
+	sb.freed = sb.freed || last
+	s.mu.Unlock()
+	if last {
+		sb.free()
+	}
+}
+
+// free releases the build and drops it, so that its Go memory (the hash table) goes too while
+// the execution's cache still refers to sb. Called once, with no reader left.
+func (sb *sharedBuild[B]) free() {
+	sb.build.release()
+	var none B
+	sb.build = none
+}
+
+// onRelease is a QueryCache value that runs its function when the cache is released.
+type onRelease func()
+
+func (f onRelease) Release() { f() }

@@ -34,6 +34,9 @@ type HashJoin struct {
 	// partitioned joins partition p of left with partition p of right only: both sides are
 	// hash-partitioned alike on the keys (see NewPartitionedHashJoin).
 	partitioned bool
+	// replicated, when not nil, is where the left partitions run: a data node shares one build
+	// among the partitions it runs (see NewReplicatedHashJoin).
+	replicated *Placement
 }
 
 // NewHashJoin returns a hash join of kind over left and right on leftKeys[i] = rightKeys[i] (each
@@ -116,6 +119,9 @@ func (j *HashJoin) String() string {
 	if j.partitioned {
 		s = "Partitioned" + s
 	}
+	if j.replicated != nil {
+		s = "Replicated" + s + " (right side built once on every data node)"
+	}
 	if j.residual != nil {
 		s += fmt.Sprintf(" residual %s", j.residual)
 	}
@@ -168,7 +174,11 @@ func (j *HashJoin) probe(ctx context.Context, tc *TaskContext, left array.Record
 // join is partitioned, else the whole right side shared by the partitions of one execution.
 func (j *HashJoin) acquireBuild(ctx context.Context, p int, tc *TaskContext) (joinBuild, func(), error) {
 	if !j.partitioned {
-		return j.builds.acquire(ctx, tc, j.Partitions(), func(ctx context.Context) (joinBuild, error) {
+		sharers, err := j.sharers(tc)
+		if err != nil {
+			return joinBuild{}, nil, err
+		}
+		return j.builds.acquire(ctx, tc, sharers, func(ctx context.Context) (joinBuild, error) {
 			rdr, err := executeMerged(ctx, j.right, tc)
 			if err != nil {
 				return joinBuild{}, err

@@ -299,7 +299,7 @@ func (pp *physicalPlanner) planJoin(p *Join) (exec.Operator, error) {
 			if err != nil {
 				return nil, err
 			}
-			op, err := exec.NewPartitionedHashJoin(left, exec.NewReplicate(right, left.Partitions()), kind, lk, rk, res)
+			op, err := exec.NewReplicatedHashJoin(left, right, pp.placed[left], kind, lk, rk, res)
 			if err != nil {
 				return nil, err
 			}

@@ -22,8 +22,8 @@ import (
 //     node; see planReplicated).
 //
 // The join joins partition p of the left side with a whole copy of the right side
-// (exec.Replicate; a partitioned hash join, so that each partition builds and frees its own
-// copy: a node runs only the left partitions it owns) and keeps the left side's placement.
+// (exec.NewReplicatedHashJoin: each node builds the right side once and shares it among the
+// left partitions it runs) and keeps the left side's placement.
 
 // replicateMaxRows bounds the estimated rows of a replicated right side.
 const replicateMaxRows = 1 << 18
