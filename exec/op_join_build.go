@@ -29,6 +29,9 @@ func (b joinBuild) release() {
 	}
 	if b.grace != nil {
 		b.grace.files.removeAll()
+		if b.grace.turnRes != nil {
+			b.grace.turnRes.Free()
+		}
 	}
 }
 

@@ -43,6 +43,19 @@ type graceBuild struct {
 	parts      [graceParts]*spillRun // nil: no rows
 	rows       int64                 // right rows, NULL keys included
 	hasNullKey bool
+	// turn, when not nil, lets one of the left partitions sharing this build hold a loaded
+	// partition pair at a time (see HashJoin.nodeShared): the build did not fit, and each
+	// partition loading its own pairs at once would need that many times the memory, and as
+	// many spilling consumers would each get that much less of it (mempool's fair share).
+	// turnRes reserves the pair of the turn's holder; the build frees it.
+	turn    chan struct{}
+	turnRes *mempool.Reservation
+}
+
+// takeTurns makes the partitions sharing g take turns loading its pairs, reserved from tc.
+func (g *graceBuild) takeTurns(tc *TaskContext) {
+	g.turn = make(chan struct{}, 1)
+	g.turnRes = tc.Reserve(hashJoinConsumer)
 }
 
 // graceWriter partitions the rows of one side of a join into spill files.
@@ -146,7 +159,10 @@ func (w *graceWriter) abort() {
 // releasing it releases left and calls releaseBuild.
 func (j *HashJoin) graceJoin(ctx context.Context, tc *TaskContext, left array.RecordReader, build *graceBuild, releaseBuild func()) array.RecordReader {
 	s := &graceStream{ctx: ctx, tc: tc, j: j, left: left, build: build, releaseBuild: releaseBuild,
-		files: newSpillFiles(ctx, tc, "join"), res: tc.Reserve(hashJoinConsumer)}
+		files: newSpillFiles(ctx, tc, "join"), res: build.turnRes}
+	if s.res == nil {
+		s.res = tc.Reserve(hashJoinConsumer)
+	}
 	return stream.Pull(ctx, j.schema, s.next, s.release)
 }
 
@@ -158,11 +174,12 @@ type graceStream struct {
 	build        *graceBuild
 	releaseBuild func()
 	files        *spillFiles // the left partitions and the pairs split again
-	res          *mempool.Reservation
+	res          *mempool.Reservation // the build's turnRes, used only while holding the turn
 	started      bool
 	queue        []gracePair // partition pairs still to join, in order
 	cur          *joinStream
 	curClose     func()
+	turnHeld     bool // this stream holds build.turn
 }
 
 // gracePair is a right and a left partition of equal key hashes (right nil: no rows).
@@ -191,7 +208,13 @@ func (s *graceStream) next() (arrow.RecordBatch, error) {
 		}
 		pair := s.queue[0]
 		s.queue = s.queue[1:]
+		if err := s.takeTurn(); err != nil {
+			return nil, err
+		}
 		err := s.openPair(pair)
+		if err != nil {
+			s.giveTurn()
+		}
 		if isExhausted(err) && pair.level < graceMaxLevel {
 			err = s.split(pair)
 		}
@@ -333,6 +356,29 @@ func (s *graceStream) closeCur() {
 		s.curClose()
 		s.cur, s.curClose = nil, nil
 	}
+	s.giveTurn()
+}
+
+// takeTurn waits until this stream may load a partition pair of its build (graceBuild.turn).
+func (s *graceStream) takeTurn() error {
+	if s.build.turn == nil || s.turnHeld {
+		return nil
+	}
+	select {
+	case s.build.turn <- struct{}{}:
+		s.turnHeld = true
+		return nil
+	case <-s.ctx.Done():
+		return stream.Stopped(s.ctx)
+	}
+}
+
+// giveTurn lets another stream sharing the build load its pair.
+func (s *graceStream) giveTurn() {
+	if s.turnHeld {
+		<-s.build.turn
+		s.turnHeld = false
+	}
 }
 
 func (s *graceStream) release() {
@@ -342,6 +388,8 @@ func (s *graceStream) release() {
 		s.left = nil
 	}
 	s.files.removeAll()
-	s.res.Free()
+	if s.res != s.build.turnRes {
+		s.res.Free()
+	}
 	s.releaseBuild()
 }

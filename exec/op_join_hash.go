@@ -184,7 +184,11 @@ func (j *HashJoin) acquireBuild(ctx context.Context, p int, tc *TaskContext) (jo
 				return joinBuild{}, err
 			}
 			defer rdr.Release()
-			return j.buildFrom(ctx, tc, rdr)
+			build, err := j.buildFrom(ctx, tc, rdr)
+			if err == nil && build.grace != nil && j.nodeShared(tc) {
+				build.grace.takeTurns(tc)
+			}
+			return build, err
 		})
 	}
 	rdr, err := j.right.Execute(ctx, p, tc)

@@ -20,10 +20,18 @@ func NewReplicatedHashJoin(left, right Operator, placed Placement, kind JoinKind
 	return j, nil
 }
 
+// nodeShared reports whether the partitions sharing a build are those a data node runs of a
+// replicated join. Each such partition is read by a consumer of its own (a shuffle's producer),
+// so when the build spilled they may take turns loading its partition pairs (graceBuild.turn):
+// one partition waiting for another's turn never waits for itself.
+func (j *HashJoin) nodeShared(tc *TaskContext) bool {
+	return j.replicated != nil && tc.Exchange != nil && tc.Exchange.Self() >= 0
+}
+
 // sharers is how many Execute calls with tc share one build: every partition, or for a
 // replicated join run by a data node, the partitions that node runs.
 func (j *HashJoin) sharers(tc *TaskContext) (int, error) {
-	if j.replicated == nil || tc.Exchange == nil || tc.Exchange.Self() < 0 {
+	if !j.nodeShared(tc) {
 		return j.Partitions(), nil
 	}
 	owned, err := j.replicated.Owned(tc.Exchange, j.Partitions())

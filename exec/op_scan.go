@@ -130,6 +130,18 @@ func (s *Scan) TaskLocations() []string {
 	return out
 }
 
+// Located reports whether some task of the scan is held by one data node (a dataset
+// partition; catalog.LocatedTask), whether or not this process holds it: every process that
+// plans the scan answers alike, where TaskLocations differ between them.
+func (s *Scan) Located() bool {
+	for _, t := range s.plan.Tasks {
+		if _, ok := t.(catalog.LocatedTask); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // Fetched reports what the scan's tasks have read from storage so far, as key=value pairs
 // ("" when the source does not say).
 func (s *Scan) Fetched() string {

@@ -289,7 +289,11 @@ func (pp *physicalPlanner) planJoin(p *Join) (exec.Operator, error) {
 	both := append(append(Schema{}, ls...), rs...)
 	kind := execJoinKind(p.Kind)
 	lkeys, rkeys, residual := splitEquiKeys(p.On, SchemaIDs(ls), SchemaIDs(rs))
-	if pp.isPlaced(left) && len(lkeys) > 0 && replicateRight(pp.estimator(), p, pp.opts.Nodes) {
+	maxRows := float64(replicateMaxRows)
+	if located(left) {
+		maxRows = replicateDatasetMaxRows
+	}
+	if pp.isPlaced(left) && len(lkeys) > 0 && replicateRight(pp.estimator(), p, pp.opts.Nodes, maxRows) {
 		right, err := pp.planReplicated(p.Right)
 		if err != nil {
 			return nil, err

@@ -109,7 +109,7 @@ func reduceSide(est *estimator, j *Join, aggSide, other Plan, nodes int) Plan {
 	replicates := true
 	input, ok := wrapProducer(best.agg.Input, best.key.ID, func(p Plan, k *ColumnRef) Plan {
 		semi := &Join{Left: p, Right: &reducer, Kind: SemiJoin, On: eq(k, best.col), Columns: p.Schema()}
-		replicates = replicates && replicateRight(est, semi, nodes)
+		replicates = replicates && replicateRight(est, semi, nodes, replicateMaxRows)
 		return semi
 	})
 	if !ok || (nodes > 0 && !replicates) {

@@ -14,6 +14,11 @@ import (
 // shuffle it avoids moves every row of both sides. So the right side is replicated when
 //
 //   - its estimated output is at most replicateMaxRows (every node holds it as a hash table),
+//     or replicateDatasetMaxRows when the left side reads dataset partitions: a process holding
+//     datasets spends its memory on them, and a replicated side costs every node the whole
+//     hash table where a shuffle costs each node its share; one that does not fit what the
+//     datasets leave spills on every node (a grace join per node instead of one split among
+//     them), far slower than the shuffle it avoids,
 //   - the rows its scans read, times nodes-1, are at most the rows the shuffle would move (the
 //     left side's and the right side's estimated output),
 //   - the join keeps left rows by the right side alone: an inner, left, semi or anti join (a NOT
@@ -25,12 +30,17 @@ import (
 // (exec.NewReplicatedHashJoin: each node builds the right side once and shares it among the
 // left partitions it runs) and keeps the left side's placement.
 
-// replicateMaxRows bounds the estimated rows of a replicated right side.
-const replicateMaxRows = 1 << 18
+// replicateMaxRows bounds the estimated rows of a replicated right side; with a left side that
+// reads dataset partitions, replicateDatasetMaxRows does (about a megabyte of hash table).
+const (
+	replicateMaxRows        = 1 << 18
+	replicateDatasetMaxRows = 1 << 14
+)
 
 // replicateRight reports whether the right side of j, a join of a distributed left side over
-// nodes data nodes, should be computed by every node (see above).
-func replicateRight(est *estimator, j *Join, nodes int) bool {
+// nodes data nodes, should be computed by every node (see above), when its estimated rows may
+// be up to maxRows.
+func replicateRight(est *estimator, j *Join, nodes int, maxRows float64) bool {
 	switch j.Kind {
 	case InnerJoin, LeftJoin, SemiJoin, AntiJoin:
 	default:
@@ -40,7 +50,7 @@ func replicateRight(est *estimator, j *Join, nodes int) bool {
 		return false
 	}
 	right := est.estimate(j.Right).rows
-	if right > replicateMaxRows {
+	if right > maxRows {
 		return false
 	}
 	scanned, ok := scannedRows(est, j.Right)
@@ -84,14 +94,11 @@ func (pp *physicalPlanner) planReplicated(p Plan) (exec.Operator, error) {
 	return op, nil
 }
 
-// located reports whether a scan under op reads a task held by one data node.
+// located reports whether a scan under op reads a task held by one data node. Every process
+// planning op answers alike (exec.Scan.Located), as the plans of one execution must agree.
 func located(op exec.Operator) bool {
-	if s, ok := op.(*exec.Scan); ok {
-		for _, loc := range s.TaskLocations() {
-			if loc != "" {
-				return true
-			}
-		}
+	if s, ok := op.(*exec.Scan); ok && s.Located() {
+		return true
 	}
 	for _, k := range op.Children() {
 		if located(k) {

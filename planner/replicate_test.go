@@ -26,7 +26,7 @@ func TestReplicateRightFollowsEstimates(t *testing.T) {
 			right = values(c.right)
 		}
 		j := &Join{Left: values(c.left), Right: right, Kind: c.kind, On: on}
-		if got := replicateRight(est, j, c.nodes); got != c.want {
+		if got := replicateRight(est, j, c.nodes, replicateMaxRows); got != c.want {
 			t.Errorf("%s: replicate %v, want %v", c.name, got, c.want)
 		}
 	}
