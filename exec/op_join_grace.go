@@ -173,7 +173,7 @@ type graceStream struct {
 	left         array.RecordReader
 	build        *graceBuild
 	releaseBuild func()
-	files        *spillFiles // the left partitions and the pairs split again
+	files        *spillFiles          // the left partitions and the pairs split again
 	res          *mempool.Reservation // the build's turnRes, used only while holding the turn
 	started      bool
 	queue        []gracePair // partition pairs still to join, in order
