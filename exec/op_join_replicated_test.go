@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -138,4 +139,76 @@ func TestReplicatedHashJoinInOneProcess(t *testing.T) {
 		t.Errorf("the right side's partitions were executed %d times, want 2 (one build)", n)
 	}
 	f.tc.Cache.Release()
+}
+
+// TestReplicatedHashJoinSpillsOnEachNode: a replicated build that does not fit under the limit
+// spills once per node, the node's partitions take turns loading its pairs, and the two nodes'
+// partitions together return the rows of the whole join, holding nothing afterwards.
+func TestReplicatedHashJoinSpillsOnEachNode(t *testing.T) {
+	col := func(n string) Expr { return aggCol(spillTestSchema, n) }
+	left := spillTestSource(t, 800, 4, 10, 11)
+	right := spillTestSource(t, 1500, 2, 10, 12)
+	whole, err := NewHashJoin(left, right, LeftJoin, []Expr{col("s")}, []Expr{col("s")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	free, _ := limitedContext(t, 16, 0)
+	want, err := runRows(context.Background(), whole, free)
+	if err != nil {
+		t.Fatal(err)
+	}
+	right.executions.Store(0)
+	join, err := NewReplicatedHashJoin(left, right, Placement{Scan: 0}, LeftJoin, []Expr{col("s")}, []Expr{col("s")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, pool := limitedContext(t, 16, 48<<10)
+	owners := [][]int{{0, 1, 0, 1}}
+	var got []string
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errc := make(chan error, 4)
+	for node := range 2 {
+		ntc := *tc
+		ntc.Cache = NewQueryCache()
+		ntc.Exchange = &loopExchange{nodes: 2, self: node, owners: owners}
+		for _, p := range []int{node, node + 2} {
+			wg.Go(func() {
+				rows, err := runPartition(join, p, &ntc)
+				mu.Lock()
+				got = append(got, rows...)
+				mu.Unlock()
+				errc <- err
+			})
+		}
+		defer ntc.Cache.Release()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	sameRowSet(t, got, want)
+	if pool.Stats().Refusals == 0 {
+		t.Fatal("the build side fit: nothing spilled")
+	}
+	if n := right.executions.Load(); n != 2*2 {
+		t.Errorf("the right side's partitions were executed %d times, want 4 (one build per node)", n)
+	}
+}
+
+// runPartition returns the rows of partition p of op.
+func runPartition(op Operator, p int, tc *TaskContext) ([]string, error) {
+	rdr, err := op.Execute(context.Background(), p, tc)
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Release()
+	var rows []string
+	for rdr.Next() {
+		rows = append(rows, formatRows(rdr.RecordBatch())...)
+	}
+	return rows, rdr.Err()
 }
