@@ -45,6 +45,9 @@ func (rt *Runtime) Materialize(ctx context.Context, req cluster.MaterializeReque
 	if err != nil {
 		return cluster.PartitionStats{}, err
 	}
+	if batches, err = compactBatches(batches, rt.alloc); err != nil {
+		return cluster.PartitionStats{}, err
+	}
 	data := memcat.NewPartData(schema, batches)
 	ds, err := rt.heldDataset(req, schema)
 	if err != nil {
