@@ -483,6 +483,12 @@ func convertBatches(ctx context.Context, schema *arrow.Schema, batches []arrow.R
 			default:
 				arrs[i], err = exec.StoreArray(ctx, tc, a, f.Type, f.Name, rows+1)
 			}
+			if decl, ok := f.Metadata.GetValue(exec.DeclaredTypeKey); ok && err == nil {
+				var checked arrow.Array
+				checked, err = exec.CheckDeclared(tc, arrs[i], decl, f.Name, rows+1)
+				arrs[i].Release()
+				arrs[i] = checked
+			}
 			if err != nil {
 				for _, x := range arrs[:i] {
 					x.Release()
@@ -504,7 +510,7 @@ func convertBatches(ctx context.Context, schema *arrow.Schema, batches []arrow.R
 func nullableSchema(s *arrow.Schema) *arrow.Schema {
 	fields := make([]arrow.Field, s.NumFields())
 	for i, f := range s.Fields() {
-		fields[i] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: true}
+		fields[i] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: true, Metadata: f.Metadata}
 	}
 	return arrow.NewSchema(fields, nil)
 }

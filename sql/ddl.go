@@ -60,7 +60,11 @@ func (b *binder) createTable(s *sqlparser.CreateTable) (planner.Statement, error
 		if o := col.Type.Options; o != nil && o.Null != nil && !*o.Null {
 			nullable = false
 		}
-		fields = append(fields, arrow.Field{Name: name, Type: t, Nullable: nullable})
+		field := arrow.Field{Name: name, Type: t, Nullable: nullable}
+		if decl := declaredType(col.Type); decl != "" {
+			field.Metadata = arrow.NewMetadata([]string{exec.DeclaredTypeKey}, []string{decl})
+		}
+		fields = append(fields, field)
 	}
 	keys, err := tableKeys(s.TableSpec, arrow.NewSchema(fields, nil))
 	if err != nil {

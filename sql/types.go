@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -56,6 +57,37 @@ func columnType(ct *sqlparser.ColumnType) (arrow.DataType, error) {
 		return exec.TimeType, nil
 	}
 	return nil, errs.Unsupportedf("column type %s is not supported", strings.ToUpper(ct.Type))
+}
+
+// declaredType is the SQL type of a CREATE TABLE column that holds less than its engine type,
+// as exec.DeclaredTypeKey spells it (tinyint, int unsigned, char(5), varchar(12)), or "".
+func declaredType(ct *sqlparser.ColumnType) string {
+	name := strings.ToLower(ct.Type)
+	switch name {
+	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint":
+		if name == "integer" {
+			name = "int"
+		}
+		if ct.Unsigned {
+			return name + " unsigned"
+		}
+		if name == "bigint" {
+			return ""
+		}
+		return name
+	case "char", "nchar":
+		n := 1
+		if ct.Length != nil {
+			n = *ct.Length
+		}
+		return fmt.Sprintf("char(%d)", n)
+	case "varchar", "nvarchar":
+		if ct.Length == nil {
+			return ""
+		}
+		return fmt.Sprintf("varchar(%d)", *ct.Length)
+	}
+	return ""
 }
 
 // decimalType is DECIMAL(p,s): (10,0) when p is absent, s defaults to 0. MySQL allows up to 65

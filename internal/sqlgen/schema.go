@@ -116,7 +116,7 @@ func randomColumn(r *rand.Rand, name string) Column {
 	case 3:
 		return Column{Name: name, Type: Double, SQL: "DOUBLE"}
 	case 4:
-		return Column{Name: name, Type: Varchar, SQL: "VARCHAR(12)"}
+		return Column{Name: name, Type: Varchar, SQL: "VARCHAR(20)"} // the longest pooled string has 19 characters
 	case 5:
 		return Column{Name: name, Type: Date, SQL: "DATE"}
 	default:
