@@ -29,8 +29,18 @@ func (s *Server) analyzeDistributed(ctx context.Context, query string) (string, 
 		return "", false, nil
 	}
 	session := engine.SessionFrom(ctx)
-	st := newStage(query, session, session.Pins, s.now().Add(s.opts.TicketTTL))
-	st.DatasetRows = s.eng.DatasetRows(session.Pins)
+	pins := session.Pins
+	if len(pins) == 0 {
+		// Pinned as a client's query is (GetFlightInfoStatement): every process then plans the
+		// datasets with the head's row counts, so alike, and reads the same table versions.
+		prep, err := s.eng.Prepare(ctx, query)
+		if err != nil {
+			return "", false, err
+		}
+		pins = prep.Pins
+	}
+	st := newStage(query, session, pins, s.now().Add(s.opts.TicketTTL))
+	st.DatasetRows = s.eng.DatasetRows(pins)
 	st.Analyze = true
 	plan, st, err := s.placeStage(ctx, st)
 	if err != nil || plan == nil {
