@@ -48,6 +48,12 @@ func (r ReorderJoins) Rewrite(p Plan) (Plan, bool) {
 				return visitKept(p)
 			}
 			for i, rel := range rels {
+				if r.decorrelated && isGroupedAggregate(rel) {
+					// A decorrelated subquery's body: its joins were inside an expression when
+					// the first pass ran, so they were never ordered.
+					rels[i], _ = ReorderJoins{Ctx: r.Ctx}.Rewrite(rel)
+					continue
+				}
 				rels[i] = visit(rel)
 			}
 			changed = true
