@@ -35,6 +35,9 @@ func NewCall(name string, args []Expr) (Expr, error) {
 	if e := newInConst(call); e != nil {
 		return e, nil
 	}
+	if e := newArithConst(call); e != nil {
+		return e, nil
+	}
 	return call, nil
 }
 
