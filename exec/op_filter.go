@@ -99,6 +99,9 @@ func filterByMask(ctx context.Context, tc *TaskContext, batch arrow.RecordBatch,
 		batch.Retain()
 		return batch, nil
 	}
+	if runs := selectedRuns(bitmap, offset, n, kept/minRunRows); runs != nil {
+		return filterRuns(ctx, tc, batch, runs, kept)
+	}
 	sel := selectedRows(bitmap, offset, n, make([]int32, 0, kept))
 	return takeBatchRows(ctx, tc, batch, sel)
 }
