@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/cachedb/cachedb/internal/errs"
 )
@@ -14,15 +15,17 @@ import (
 // out, 0, 1, 2, … in the order the map meets new tuples.
 //
 // Tuples compare as the row-key encoding does (NULLs equal to each other, -0 = +0, every NaN
-// equal). When every key type has a word form (see keyWords), a tuple is its columns' 64-bit
-// words (0 under a NULL) after one word whose bit c marks a NULL in column c; otherwise it is
-// row-key encoded. Words compare exactly: the columns of one aggregate's keys have one type
+// equal). When every key type has a word form (see keyWords), or is a string (its word is the
+// value's code in a stringCodes of the column), a tuple is its columns' 64-bit words (0 under a
+// NULL) after one word whose bit c marks a NULL in column c; otherwise it is row-key encoded. Words compare exactly: the columns of one aggregate's keys have one type
 // each, so equal decimals have equal unscaled words. The table is open addressing with linear
 // probing over (hash, id) slots, at most two thirds full, and keeps each group's tuple to
 // confirm hash matches: where a Go map of encoded strings hashed, compared and, growing,
 // rehashed a string per row.
 type groupKeyMap struct {
 	width int // words per tuple, the NULL word included; 0 for encoded tuples
+	// strs numbers the values of each string key column (nil for the other columns).
+	strs  []*stringCodes
 	slots []groupSlot
 	shift uint
 	n     int // groups
@@ -39,6 +42,10 @@ type groupKeyMap struct {
 	hashes   []uint64
 	col      []uint64
 	colHi    []uint64
+	// absent marks, when looking up without adding (find), the rows with a string value that
+	// has no code: no group has their tuple. codeBytes is what the codes given hold.
+	absent    []bool
+	codeBytes int64
 }
 
 type groupSlot struct {
@@ -55,8 +62,28 @@ const maxWordKeyColumns = 64
 // newGroupKeyMap returns the map for key columns of types.
 func newGroupKeyMap(types []arrow.DataType) *groupKeyMap {
 	m := &groupKeyMap{}
-	if f := joinKeyFormOf(types); f.words > 0 && len(types) <= maxWordKeyColumns {
-		m.width = f.words + 1
+	words := 0
+	for _, t := range types {
+		w := keyWords(t)
+		if t.ID() == arrow.STRING {
+			w = 1
+		}
+		if w == 0 {
+			words = 0
+			break
+		}
+		words += w
+	}
+	if words > 0 && len(types) <= maxWordKeyColumns {
+		m.width = words + 1
+		for c, t := range types {
+			if t.ID() == arrow.STRING {
+				if m.strs == nil {
+					m.strs = make([]*stringCodes, len(types))
+				}
+				m.strs[c] = newStringCodes()
+			}
+		}
 	}
 	m.slots = make([]groupSlot, groupKeyMapMinSlots)
 	m.shift = 64 - 8
@@ -71,8 +98,9 @@ func (m *groupKeyMap) tupleBytes(g int) int64 {
 	return int64(m.offs[g+1] - m.offs[g])
 }
 
-// prepare computes the tuples and hashes of the rows of cols.
-func (m *groupKeyMap) prepare(cols []arrow.Array, rows int) error {
+// prepare computes the tuples and hashes of the rows of cols. Without insert, string values
+// get no new codes: the rows holding one are marked absent.
+func (m *groupKeyMap) prepare(cols []arrow.Array, rows int, insert bool) error {
 	m.hashes = resize(m.hashes, rows)
 	if m.width == 0 {
 		enc, err := NewRowKeyEncoder(cols)
@@ -90,13 +118,24 @@ func (m *groupKeyMap) prepare(cols []arrow.Array, rows int) error {
 		return nil
 	}
 	w := m.width
+	if !insert && m.strs != nil {
+		m.absent = resize(m.absent, rows)
+		clear(m.absent)
+	}
 	m.rowWords = resize(m.rowWords, rows*w)
 	for i := range rows {
 		m.rowWords[i*w] = 0
 	}
 	at := 1
 	for c, col := range cols {
+		var codes *stringCodes
+		if m.strs != nil {
+			codes = m.strs[c]
+		}
 		cw := keyWords(col.DataType())
+		if codes != nil {
+			cw = 1
+		}
 		if cw == 0 || at+cw > w {
 			return errs.Internalf("group key column of type %s does not fit the aggregate's %d key words", col.DataType(), w-1)
 		}
@@ -106,7 +145,13 @@ func (m *groupKeyMap) prepare(cols []arrow.Array, rows int) error {
 			m.colHi = resize(m.colHi, rows)
 			hi = m.colHi
 		}
-		if err := fillWords(col, m.col, hi); err != nil {
+		if codes != nil {
+			str, ok := col.(*array.String)
+			if !ok {
+				return errs.Internalf("group key column %d is %s, the aggregate's key type is a string", c, col.DataType())
+			}
+			m.codeBytes += codes.fill(str, m.col[:rows], insert, m.absent)
+		} else if err := fillWords(col, m.col, hi); err != nil {
 			return err
 		}
 		nulls := col.NullN() > 0
@@ -172,10 +217,11 @@ func (m *groupKeyMap) lookup(row int) *groupSlot {
 // before; newGroup must return the map's next id (0, 1, 2, …). It returns the bytes the new
 // groups' tuples hold.
 func (m *groupKeyMap) assign(cols []arrow.Array, ids []uint32, newGroup func(row int) uint32) (int64, error) {
-	if err := m.prepare(cols, len(ids)); err != nil {
+	if err := m.prepare(cols, len(ids), true); err != nil {
 		return 0, err
 	}
-	added := int64(0)
+	added := m.codeBytes
+	m.codeBytes = 0
 	for i := range ids {
 		s := m.lookup(i)
 		if s.id != 0 {
@@ -208,11 +254,14 @@ func (m *groupKeyMap) assign(cols []arrow.Array, ids []uint32, newGroup func(row
 
 // find sets out[i] to the group of row i of cols, or -1 when its tuple has none.
 func (m *groupKeyMap) find(cols []arrow.Array, out []int64) error {
-	if err := m.prepare(cols, len(out)); err != nil {
+	if err := m.prepare(cols, len(out), false); err != nil {
 		return err
 	}
 	for i := range out {
 		out[i] = -1
+		if m.absent != nil && m.absent[i] {
+			continue
+		}
 		if s := m.lookup(i); s.id != 0 {
 			out[i] = int64(s.id - 1)
 		}

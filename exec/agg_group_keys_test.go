@@ -23,17 +23,22 @@ func TestGroupKeyMapMatchesEncodedKeys(t *testing.T) {
 		{arrow.PrimitiveTypes.Float64, dec, arrow.FixedWidthTypes.Date32},
 		{arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int64},
 		{arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Int8},
+		{arrow.BinaryTypes.String, arrow.BinaryTypes.String},
+		{arrow.PrimitiveTypes.Int16, arrow.BinaryTypes.String},
+		manyInt8s(maxWordKeyColumns + 1),
 	}
 	for _, mask := range []uint64{^uint64(0), 3} {
 		for seed, types := range keySets {
-			t.Run(fmt.Sprintf("mask=%x/%v", mask, types), func(t *testing.T) {
+			t.Run(fmt.Sprintf("mask=%x/%.40v", mask, types), func(t *testing.T) {
 				defer func(old uint64) { joinHashMask = old }(joinHashMask)
 				joinHashMask = mask
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				defer mem.AssertSize(t, 0)
 				rng := rand.New(rand.NewSource(int64(seed)))
 				m := newGroupKeyMap(types)
-				if wantWords := types[0].ID() != arrow.STRING; (m.width > 0) != wantWords {
+				// Strings have a word form (their codes); more columns than the NULL word marks
+				// are encoded.
+				if wantWords := len(types) <= maxWordKeyColumns; (m.width > 0) != wantWords {
 					t.Fatalf("width %d for %v", m.width, types)
 				}
 				want := map[string]uint32{}
@@ -116,4 +121,12 @@ func TestGroupKeyMapGrows(t *testing.T) {
 			t.Fatalf("row %d: group %d after growing, want %d", i, id, i)
 		}
 	}
+}
+
+func manyInt8s(n int) []arrow.DataType {
+	out := make([]arrow.DataType, n)
+	for i := range out {
+		out[i] = arrow.PrimitiveTypes.Int8
+	}
+	return out
 }

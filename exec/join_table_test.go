@@ -41,7 +41,9 @@ func randomKeyColumn(mem memory.Allocator, rng *rand.Rand, t arrow.DataType, n i
 		case *array.BooleanBuilder:
 			b.Append(v > 0)
 		case *array.StringBuilder:
-			b.Append([]string{"", "a", "ab", "b", "a\x00"}[rng.Intn(5)])
+			b.Append([]string{"", "a", "ab", "b", "a\x00", "a value of 17 byte", "a value of 17 bytf"}[rng.Intn(7)])
+		case *array.Int16Builder:
+			b.Append(int16(v))
 		default:
 			panic(fmt.Sprintf("randomKeyColumn: %T", b))
 		}

@@ -21,7 +21,8 @@ const maxPasses = 16
 // PushSemiJoins (which reads table statistics) to a fixpoint, orders the clusters that
 // decorrelation joined a grouped aggregate to (and runs the rules again when it changed any),
 // then prunes unused columns.
-// Subquery plans inside expressions are optimized the same way.
+// Subquery plans inside expressions are optimized the same way; last, uncorrelated scalar
+// subqueries of one row that filters compare with become joins (joinUncorrelatedScalars).
 func Optimize(p Plan) Plan {
 	out, _ := OptimizeContext(context.Background(), p)
 	return out
@@ -58,7 +59,7 @@ func OptimizeContext(ctx context.Context, p Plan) (Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p, nil
+	return joinUncorrelatedScalars(p), nil
 }
 
 // OptimizeWith is Optimize with an explicit rule list (for tests).

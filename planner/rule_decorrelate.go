@@ -37,11 +37,6 @@ func (d Decorrelate) Rewrite(p Plan) (Plan, bool) {
 				keep = append(keep, replaced)
 				continue
 			}
-			if j, replaced := uncorrelatedScalarToJoin(input, c); j != nil {
-				input, changed, widened = j, true, true
-				keep = append(keep, replaced)
-				continue
-			}
 			keep = append(keep, c)
 		}
 		if !changed {

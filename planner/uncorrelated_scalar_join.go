@@ -1,11 +1,40 @@
 package planner
 
+// joinUncorrelatedScalars applies uncorrelatedScalarToJoin to the conjuncts of every filter of
+// p, the comparison becoming the join's condition. It runs last, once the subquery plans were
+// optimized on their own (their joins ordered, their columns pruned), which a plan joined in
+// by a rule of the fixpoint would miss.
+func joinUncorrelatedScalars(p Plan) Plan {
+	out, _ := transformUp(p, func(p Plan) (Plan, bool) {
+		f, ok := p.(*Filter)
+		if !ok {
+			return p, false
+		}
+		input := f.Input
+		var keep []Expr
+		for _, c := range conjuncts(f.Cond) {
+			if j, on := uncorrelatedScalarToJoin(input, c); j != nil {
+				j.On = on
+				input = j
+				continue
+			}
+			keep = append(keep, c)
+		}
+		if input == f.Input {
+			return p, false
+		}
+		// The subqueries' values are not the filter's columns: project them away.
+		return passThrough(wrapFilter(input, keep), f.Input.Schema()), true
+	})
+	return out
+}
+
 // uncorrelatedScalarToJoin rewrites a filter conjunct comparing a value of the filter's input
 // with an uncorrelated scalar subquery that always yields exactly one row (projections over an
 // aggregate without GROUP BY or HAVING) into a join with that subquery:
 //
 //	WHERE x > (SELECT avg(v) FROM s WHERE local)
-//	→ input JOIN (SELECT avg(v) AS a FROM s WHERE local) WHERE x > a
+//	→ input JOIN (SELECT avg(v) AS a FROM s WHERE local) ON x > a
 //
 // The subquery then is a plan like any other rather than an expression: over data nodes its
 // aggregation divides among them (a subquery inside an expression runs in one process), and
@@ -15,7 +44,7 @@ package planner
 // column of the input (a view read twice is bound twice, with new column IDs, so this only
 // guards against a plan that shares them). It returns the joined plan and the condition that
 // replaces cond over it, or nil.
-func uncorrelatedScalarToJoin(input Plan, cond Expr) (Plan, Expr) {
+func uncorrelatedScalarToJoin(input Plan, cond Expr) (*Join, Expr) {
 	call, ok := cond.(*Call)
 	if !ok || len(call.Args) != 2 || !scalarComparisons[call.Func] {
 		return nil, nil
