@@ -187,6 +187,11 @@ func compareArrays(tc *TaskContext, a, b arrow.Array, want [3]bool, nullSafe boo
 		}
 		return buildRows(newBoolBuilder(tc.Alloc), n, func(i int) (bool, bool, error) { return want[1], true, nil })
 	}
+	if !nullSafe {
+		if out := compareColumnsFast(tc.Alloc, a, b, want); out != nil {
+			return out, nil
+		}
+	}
 	c, err := makeComparer(a, b)
 	if err != nil {
 		return nil, err
