@@ -231,37 +231,9 @@ func (s *Scan) process(ctx context.Context, tc *TaskContext, b arrow.RecordBatch
 		cols = append(cols, cast)
 	}
 	out := array.NewRecordBatch(s.read, cols, b.NumRows())
-	for i, cond := range s.filters {
-		var filtered arrow.RecordBatch
-		var err error
-		if i == len(s.filters)-1 && s.schema != s.read {
-			filtered, err = s.filterToOutput(ctx, tc, out, cond)
-		} else {
-			filtered, err = filterBatch(ctx, tc, out, cond)
-		}
-		out.Release()
-		if err != nil || filtered == nil {
-			return nil, err
-		}
-		out = filtered
+	if len(s.filters) == 0 {
+		return out, nil
 	}
-	return out, nil
-}
-
-// filterToOutput evaluates cond over b (all the columns read) and gathers the rows it keeps of
-// the output columns only; nil when no row is kept.
-func (s *Scan) filterToOutput(ctx context.Context, tc *TaskContext, b arrow.RecordBatch, cond Expr) (arrow.RecordBatch, error) {
-	res, err := cond.Eval(ctx, tc, b)
-	if err != nil {
-		return nil, err
-	}
-	mask, err := PredicateToFilter(ctx, tc, res)
-	res.Release()
-	if err != nil {
-		return nil, err
-	}
-	defer mask.Release()
-	narrow := array.NewRecordBatch(s.schema, b.Columns()[:s.schema.NumFields()], b.NumRows())
-	defer narrow.Release()
-	return filterByMask(ctx, tc, narrow, mask)
+	defer out.Release()
+	return s.applyFilters(ctx, tc, out)
 }
