@@ -31,23 +31,15 @@ type arithConstExpr struct {
 // newArithConst returns the specialized form of call when call is decimal "+", "-" or "*" of a
 // non-constant expression and a non-NULL literal, and nil otherwise.
 func newArithConst(call *callExpr) Expr {
-	if len(call.args) != 2 || (call.name != "+" && call.name != "-" && call.name != "*") {
+	if call.name != "+" && call.name != "-" && call.name != "*" {
 		return nil
 	}
 	result, ok := call.t.(*arrow.Decimal128Type)
 	if !ok {
 		return nil
 	}
-	lit0, isLit0 := call.args[0].(*literalExpr)
-	lit1, isLit1 := call.args[1].(*literalExpr)
-	if isLit0 == isLit1 {
-		return nil
-	}
-	lit := lit1
-	if isLit0 {
-		lit = lit0
-	}
-	if !lit.v.IsValid() || isNullType(lit.v.DataType()) {
+	_, _, isLit0, ok := constantOperand(call)
+	if !ok {
 		return nil
 	}
 	types := []arrow.DataType{call.args[0].DataType(), call.args[1].DataType()}

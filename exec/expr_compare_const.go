@@ -32,19 +32,8 @@ type compareConstExpr struct {
 // newCompareConst returns the specialized form of call when call compares a non-constant
 // expression with a non-NULL literal in a type the bit kernels handle, and nil otherwise.
 func newCompareConst(call *callExpr) Expr {
-	if len(call.args) != 2 {
-		return nil
-	}
-	lit0, isLit0 := call.args[0].(*literalExpr)
-	lit1, isLit1 := call.args[1].(*literalExpr)
-	if isLit0 == isLit1 {
-		return nil
-	}
-	operand, constant, lit := call.args[0], call.args[1], lit1
-	if isLit0 {
-		operand, constant, lit = call.args[1], call.args[0], lit0
-	}
-	if !lit.v.IsValid() || isNullType(lit.v.DataType()) {
+	operand, constant, isLit0, ok := constantOperand(call)
+	if !ok {
 		return nil
 	}
 	op, ok := constCmpOf(call.name, isLit0)
@@ -59,6 +48,28 @@ func newCompareConst(call *callExpr) Expr {
 		general: call, operand: operand, constant: constant, op: op,
 		nullSafe: call.name == "<=>", cmpType: t,
 	}
+}
+
+// constantOperand splits a call of two arguments, exactly one of which is a non-NULL literal,
+// into the other argument and the literal; constLeft reports whether the literal comes first.
+// ok is false for any other call.
+func constantOperand(call *callExpr) (operand, constant Expr, constLeft, ok bool) {
+	if len(call.args) != 2 {
+		return nil, nil, false, false
+	}
+	lit0, isLit0 := call.args[0].(*literalExpr)
+	lit1, isLit1 := call.args[1].(*literalExpr)
+	if isLit0 == isLit1 {
+		return nil, nil, false, false
+	}
+	operand, constant, lit := call.args[0], call.args[1], lit1
+	if isLit0 {
+		operand, constant, lit = call.args[1], call.args[0], lit0
+	}
+	if !lit.v.IsValid() || isNullType(lit.v.DataType()) {
+		return nil, nil, false, false
+	}
+	return operand, constant, isLit0, true
 }
 
 // constCompareType reports whether the bit kernels compare values of type t.
