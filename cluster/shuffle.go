@@ -36,6 +36,10 @@ type Stage struct {
 	// it makes the same cost-based choices (join order, build sides) and numbers the
 	// distributed scans alike.
 	DatasetRows map[string]int64 `json:"dataset_rows,omitempty"`
+	// Datasets describe, by name, the datasets the query reads that some node of Nodes holds
+	// no partition of (a dataset of fewer partitions than there are nodes): such a node attaches
+	// the dataset without rows to plan the query (node.Runtime knowDatasets).
+	Datasets map[string]DatasetShape `json:"datasets,omitempty"`
 	// Nodes are the data node addresses taking part, by index.
 	Nodes []string `json:"nodes,omitempty"`
 	// Owners gives, for each distributed scan of the plan (by number), the index of the node

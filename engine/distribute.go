@@ -23,6 +23,8 @@ type DistributedPlan struct {
 	RootScan int
 	// Shuffles counts the exchanges of rows between nodes.
 	Shuffles int
+	// datasets are the datasets the plan reads (DatasetShapes).
+	datasets []*memcat.Dataset
 }
 
 // Distribute plans a query over nodes data nodes, or returns nil when it runs in one process (no
@@ -32,10 +34,10 @@ func (e *Engine) Distribute(ctx context.Context, sqlText string, nodes int) (*Di
 	if err != nil || op == nil {
 		return nil, err
 	}
-	if !datasetsOnEveryNode(dist.Scans, nodes) {
+	if !datasetsPlaced(dist.Scans) {
 		return nil, nil
 	}
-	out := &DistributedPlan{OnNodes: dist.Root != nil, RootScan: -1, Shuffles: dist.Shuffles}
+	out := &DistributedPlan{OnNodes: dist.Root != nil, RootScan: -1, Shuffles: dist.Shuffles, datasets: scannedDatasets(dist.Scans)}
 	if dist.Root != nil {
 		out.RootScan = dist.Root.Scan
 	}
@@ -45,21 +47,19 @@ func (e *Engine) Distribute(ctx context.Context, sqlText string, nodes int) (*Di
 	return out, nil
 }
 
-// datasetsOnEveryNode reports whether every dataset among scans has a partition on each of the
-// nodes. Every node plans a distributed query itself, and a data node knows a dataset only once
-// it holds a partition of it: a dataset held by fewer nodes (one smaller than the cluster) is
-// read by the head instead, which reaches every partition where it is held.
-func datasetsOnEveryNode(scans []*exec.Scan, nodes int) bool {
+// datasetsPlaced reports whether every partition of every dataset among scans is held by a
+// data node. A dataset held by fewer nodes than take part (one smaller than the cluster) still
+// divides: the nodes holding none of it learn it from the stage (DatasetShapes) and its tasks
+// run where they are held.
+func datasetsPlaced(scans []*exec.Scan) bool {
 	for _, s := range scans {
 		if _, ok := s.Table().(*memcat.Dataset); !ok {
 			continue
 		}
-		holders := map[string]bool{}
 		for _, loc := range s.TaskLocations() {
-			holders[loc] = true
-		}
-		if len(holders) < nodes || holders[""] {
-			return false
+			if loc == "" {
+				return false
+			}
 		}
 	}
 	return true

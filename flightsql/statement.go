@@ -367,6 +367,7 @@ func (s *Server) placeStage(ctx context.Context, st cluster.Stage) (*engine.Dist
 		return nil, st, err
 	}
 	st.Query, st.Nodes, st.Owners = newQueryID(), nodes, owners
+	st.Datasets = plan.DatasetShapes(nodes)
 	return plan, st, nil
 }
 

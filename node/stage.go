@@ -113,6 +113,9 @@ func (rt *Runtime) stagePlan(ctx context.Context, run *stageRun, st cluster.Stag
 	defer unlink()
 	// The datasets are planned with the head's row counts: this node holds only some of their
 	// partitions, and the cost-based choices (so the numbering of the scans) must be the head's.
+	if err := rt.knowDatasets(st); err != nil {
+		return nil, planner.Distribution{}, err
+	}
 	rt.eng.PinDatasetRows(st.Pins, st.DatasetRows)
 	op, dist, err := rt.eng.PlanStageAnalyzed(planCtx, st.SQL, len(st.Nodes), st.Analyze)
 	if err != nil {
