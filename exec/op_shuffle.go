@@ -89,6 +89,8 @@ type Shuffle struct {
 	placed Placement
 	keys   []Expr
 	n      int
+	// broadcast sends every row to every node's bucket (NewBroadcast).
+	broadcast bool
 }
 
 // NewShuffle returns shuffle number id of a distributed plan, moving input (whose partitions run
@@ -100,14 +102,32 @@ func NewShuffle(id int, input Operator, placed Placement, keys []Expr, n int) *S
 	return &Shuffle{id: id, input: input, placed: placed, keys: keys, n: max(n, 1)}
 }
 
+// NewBroadcast returns shuffle number id of a distributed plan that copies every row of input
+// (whose partitions run where placed says) to each of n nodes: it has one partition, which on
+// node p is bucket p gathered from every node, so every node reads all of input's rows. It is
+// the small side of a join whose large side stays where it is (BroadcastJoin in the planner);
+// only data nodes execute it.
+func NewBroadcast(id int, input Operator, placed Placement, n int) *Shuffle {
+	return &Shuffle{id: id, input: input, placed: placed, n: max(n, 1), broadcast: true}
+}
+
 func (s *Shuffle) Schema() *arrow.Schema { return s.input.Schema() }
 func (s *Shuffle) Children() []Operator  { return []Operator{s.input} }
-func (s *Shuffle) Partitions() int       { return s.n }
+
+func (s *Shuffle) Partitions() int {
+	if s.broadcast {
+		return 1
+	}
+	return s.n
+}
 
 // ID is the shuffle's number within its plan.
 func (s *Shuffle) ID() int { return s.id }
 
 func (s *Shuffle) String() string {
+	if s.broadcast {
+		return fmt.Sprintf("Shuffle %d: broadcast to %d data nodes", s.id, s.n)
+	}
 	if len(s.keys) == 0 {
 		return fmt.Sprintf("Shuffle %d: gather from data nodes", s.id)
 	}
@@ -118,15 +138,21 @@ func (s *Shuffle) String() string {
 	return fmt.Sprintf("Shuffle %d: hash(%s) into %d buckets across data nodes", s.id, strings.Join(parts, ", "), s.n)
 }
 
-// Execute gathers bucket partition from every node.
+// Execute gathers bucket partition from every node (a broadcast: the bucket of this node).
 func (s *Shuffle) Execute(ctx context.Context, partition int, tc *TaskContext) (array.RecordReader, error) {
-	if partition < 0 || partition >= s.n {
-		return nil, errs.Internalf("shuffle has %d partitions, asked for %d", s.n, partition)
+	if partition < 0 || partition >= s.Partitions() {
+		return nil, errs.Internalf("shuffle has %d partitions, asked for %d", s.Partitions(), partition)
 	}
 	if tc.Exchange == nil {
 		return nil, errs.Internalf("shuffle %d executed without a data node exchange", s.id)
 	}
-	from := &shuffleSources{schema: s.Schema(), ex: tc.Exchange, shuffle: s.id, bucket: partition}
+	bucket := partition
+	if s.broadcast {
+		if bucket = tc.Exchange.Self(); bucket < 0 || bucket >= s.n {
+			return nil, errs.Internalf("broadcast %d read by node %d of %d: only data nodes read a broadcast", s.id, bucket, s.n)
+		}
+	}
+	from := &shuffleSources{schema: s.Schema(), ex: tc.Exchange, shuffle: s.id, bucket: bucket}
 	return NewCoalesce(from).Execute(ctx, 0, tc)
 }
 
@@ -163,6 +189,12 @@ func (s *Shuffle) produce(ctx context.Context, p int, tc *TaskContext, emit func
 		if b == nil || err != nil {
 			return err
 		}
+		if s.broadcast {
+			if err := emitAll(s.n, b, emit); err != nil {
+				return err
+			}
+			continue
+		}
 		if s.n == 1 {
 			if err := emit(0, b); err != nil {
 				return err
@@ -175,6 +207,22 @@ func (s *Shuffle) produce(ctx context.Context, p int, tc *TaskContext, emit func
 			return err
 		}
 	}
+}
+
+// emitAll hands b (owned) to each of n buckets.
+func emitAll(n int, b arrow.RecordBatch, emit func(int, arrow.RecordBatch) error) error {
+	for range n - 1 {
+		b.Retain()
+	}
+	for bucket := range n {
+		if err := emit(bucket, b); err != nil {
+			for range n - 1 - bucket {
+				b.Release()
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *Shuffle) route(ctx context.Context, tc *TaskContext, b arrow.RecordBatch, emit func(int, arrow.RecordBatch) error) error {

@@ -165,3 +165,32 @@ func (o *partitionOf) String() string        { return "Partition" }
 func (o *partitionOf) Execute(ctx context.Context, _ int, tc *TaskContext) (array.RecordReader, error) {
 	return o.op.Execute(ctx, o.p, tc)
 }
+
+// A broadcast gives every node all the rows, each input partition read once (by its owner).
+func TestBroadcastGivesEveryNodeEveryRow(t *testing.T) {
+	tc := newTestContext(t, 0)
+	src, want := manyRowsSource(t, tc, 5, 3, 30)
+	b := NewBroadcast(0, src, Placement{Scan: 0}, 3)
+	if b.Partitions() != 1 {
+		t.Fatalf("a broadcast has %d partitions, want 1", b.Partitions())
+	}
+	shared := &loopOutputs{op: map[int]*Shuffle{0: b}, outs: map[[2]int]*ShuffleOutput{}}
+	defer shared.closeAll()
+	for node := range 3 {
+		run := *tc
+		run.Exchange = &loopExchange{nodes: 3, self: node, owners: [][]int{{0, 1, 2, 0, 2}}, shared: shared, tc: tc}
+		got := collectRows(t, &partitionOf{op: b, p: 0}, &run)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("node %d read %d rows, want all %d", node, len(got), len(want))
+		}
+	}
+	if n := src.executions.Load(); n != 5 {
+		t.Errorf("input partitions executed %d times, want 5 (each by its owner)", n)
+	}
+	head := *tc
+	head.Exchange = &loopExchange{nodes: 3, self: -1, shared: shared, tc: tc}
+	if _, err := b.Execute(context.Background(), 0, &head); err == nil {
+		t.Error("the head read a broadcast")
+	}
+}

@@ -10,8 +10,9 @@ import (
 
 // A dataset of one partition, held by one of two data nodes, still divides a query among the
 // nodes: the node holding none of it learns its shape from the stage, plans the query as the
-// head did and takes its share of the other stages (here the shuffle join with an Iceberg
-// table, whose tasks both nodes read), instead of the head reading everything itself.
+// head did and takes its share of the other stages (here the join with an Iceberg table, whose
+// tasks both nodes read, with the small dataset broadcast to both), instead of the head reading
+// everything itself.
 func TestSmallDatasetDividesAmongDataNodes(t *testing.T) {
 	wh := demoWarehouse(t)
 	c := startDatasetCluster(t, wh, 2)
@@ -26,6 +27,11 @@ func TestSmallDatasetDividesAmongDataNodes(t *testing.T) {
 		text := strings.Join(rows, "\n")
 		if !strings.Contains(text, "2 data nodes") || !strings.Contains(text, "Scan: few") {
 			t.Errorf("EXPLAIN ANALYZE %s did not run over the 2 data nodes:\n%s", q, text)
+		}
+		// The small dataset is the broadcast side of the join: the table's rows stay where
+		// they are read.
+		if q == query && (!strings.Contains(text, "broadcast to 2 data nodes") || strings.Contains(text, "hash(")) {
+			t.Errorf("EXPLAIN ANALYZE %s did not broadcast the dataset, or shuffled by hash:\n%s", q, text)
 		}
 	}
 	if _, got := adbcQuery(t, cnxn, query); len(got) != 1 || len(want) != 1 || got[0] != want[0] {

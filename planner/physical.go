@@ -315,6 +315,9 @@ func (pp *physicalPlanner) planJoin(p *Join) (exec.Operator, error) {
 		return nil, err
 	}
 	if pp.isPlaced(left) && pp.isPlaced(right) && len(lkeys) > 0 && p.Kind != NullAwareAntiJoin && !HasSubquery(p.On) {
+		if !pp.buildLeft(p) && pp.broadcastRight(p) {
+			return pp.broadcastJoin(left, right, kind, lkeys, rkeys, residual, ls, rs)
+		}
 		return pp.partitionedJoin(left, right, kind, lkeys, rkeys, residual, ls, rs)
 	}
 	left, right = pp.gather(left), pp.gather(right)
