@@ -18,7 +18,8 @@ import (
 // at most those a shuffle would move), for the join kinds where each left row needs to see the
 // whole right side and nothing else: inner, left, semi and anti joins. (A null-aware anti join
 // stays partitioned as before; right and full joins would emit unmatched right rows once per
-// node.) The estimates are the head's everywhere (datasets plan with its row counts), so every
+// node.) With one node nothing moves between nodes, and the join stays partitioned. The
+// estimates are the head's everywhere (datasets plan with its row counts), so every
 // node makes the same choice.
 
 // maxBroadcastRows bounds the rows a broadcast copies to every node (its hash table is built
@@ -31,6 +32,9 @@ func (pp *physicalPlanner) broadcastRight(j *Join) bool {
 	case InnerJoin, LeftJoin, SemiJoin, AntiJoin:
 	default:
 		return false
+	}
+	if pp.opts.Nodes < 2 {
+		return false // one node moves no rows between nodes either way
 	}
 	if pp.est == nil {
 		pp.est = newPhysicalEstimator(context.Background())
