@@ -37,6 +37,9 @@ type HashJoin struct {
 	// replicated, when not nil, is where the left partitions run: a data node shares one build
 	// among the partitions it runs (see NewReplicatedHashJoin).
 	replicated *Placement
+	// perExecution keeps one build per execution in a process (TaskContext.Cache) instead of
+	// sharing it among the partitions until all have claimed it (NewBroadcastHashJoin).
+	perExecution bool
 }
 
 // NewHashJoin returns a hash join of kind over left and right on leftKeys[i] = rightKeys[i] (each
@@ -173,6 +176,24 @@ func (j *HashJoin) probe(ctx context.Context, tc *TaskContext, left array.Record
 // acquireBuild returns the build side for left partition p: right partition p alone when the
 // join is partitioned, else the whole right side shared by the partitions of one execution.
 func (j *HashJoin) acquireBuild(ctx context.Context, p int, tc *TaskContext) (joinBuild, func(), error) {
+	if j.perExecution && tc.Cache != nil {
+		v, err := tc.Cache.Do(j, func() (any, error) {
+			rdr, err := executeMerged(ctx, j.right, tc)
+			if err != nil {
+				return nil, err
+			}
+			defer rdr.Release()
+			b, err := j.buildFrom(ctx, tc, rdr)
+			if err != nil {
+				return nil, err
+			}
+			return &cachedJoinBuild{b}, nil
+		})
+		if err != nil {
+			return joinBuild{}, nil, err
+		}
+		return v.(*cachedJoinBuild).build, func() {}, nil
+	}
 	if !j.partitioned {
 		sharers, err := j.sharers(tc)
 		if err != nil {
@@ -379,3 +400,21 @@ func (h *hashPairs) next(limit int) (li, ri []int32, done bool) {
 }
 
 func (h *hashPairs) release() {}
+
+// NewBroadcastHashJoin is NewHashJoin for a right side that is a broadcast (exec.NewBroadcast),
+// on a data node that runs only some of left's partitions: the build is made once per
+// execution in the process and released with the execution's TaskContext.Cache, rather than
+// after every partition has claimed it, which on a node never happens.
+func NewBroadcastHashJoin(left, right Operator, kind JoinKind, leftKeys, rightKeys []Expr, residual Expr) (Operator, error) {
+	op, err := NewHashJoin(left, right, kind, leftKeys, rightKeys, residual)
+	if err != nil {
+		return nil, err
+	}
+	op.(*HashJoin).perExecution = true
+	return op, nil
+}
+
+// cachedJoinBuild is a build held by a TaskContext.Cache, which releases it.
+type cachedJoinBuild struct{ build joinBuild }
+
+func (c *cachedJoinBuild) Release() { c.build.release() }

@@ -89,8 +89,10 @@ type Shuffle struct {
 	placed Placement
 	keys   []Expr
 	n      int
-	// broadcast sends every row to every node's bucket (NewBroadcast).
+	// broadcast sends every row to the bucket of every node that runs a partition placed at
+	// readers (NewBroadcast).
 	broadcast bool
+	readers   Placement
 }
 
 // NewShuffle returns shuffle number id of a distributed plan, moving input (whose partitions run
@@ -103,12 +105,14 @@ func NewShuffle(id int, input Operator, placed Placement, keys []Expr, n int) *S
 }
 
 // NewBroadcast returns shuffle number id of a distributed plan that copies every row of input
-// (whose partitions run where placed says) to each of n nodes: it has one partition, which on
-// node p is bucket p gathered from every node, so every node reads all of input's rows. It is
-// the small side of a join whose large side stays where it is (BroadcastJoin in the planner);
-// only data nodes execute it.
-func NewBroadcast(id int, input Operator, placed Placement, n int) *Shuffle {
-	return &Shuffle{id: id, input: input, placed: placed, n: max(n, 1), broadcast: true}
+// (whose partitions run where placed says) to the nodes, among n, that run a partition placed
+// at readers (the operator reading the broadcast; a node running none would never read its
+// copy, which would stay buffered until the execution ends). It has one partition, which on
+// node p is bucket p gathered from every node, so every reading node reads all of input's
+// rows. It is the small side of a join whose large side stays where it is (a broadcast join in
+// the planner); only data nodes execute it.
+func NewBroadcast(id int, input Operator, placed, readers Placement, n int) *Shuffle {
+	return &Shuffle{id: id, input: input, placed: placed, n: max(n, 1), broadcast: true, readers: readers}
 }
 
 func (s *Shuffle) Schema() *arrow.Schema { return s.input.Schema() }
@@ -167,6 +171,14 @@ func (s *Shuffle) Produce(ctx context.Context, tc *TaskContext, emit func(bucket
 	if err != nil {
 		return err
 	}
+	if s.broadcast {
+		targets, err := s.readerNodes(tc.Exchange)
+		if err != nil {
+			return err
+		}
+		all := emit
+		emit = func(_ int, b arrow.RecordBatch) error { return emitAll(targets, b, all) }
+	}
 	group, gctx := errgroup.WithContext(ctx)
 	group.SetLimit(shuffleProducers)
 	for _, p := range owned {
@@ -189,13 +201,7 @@ func (s *Shuffle) produce(ctx context.Context, p int, tc *TaskContext, emit func
 		if b == nil || err != nil {
 			return err
 		}
-		if s.broadcast {
-			if err := emitAll(s.n, b, emit); err != nil {
-				return err
-			}
-			continue
-		}
-		if s.n == 1 {
+		if s.n == 1 || s.broadcast {
 			if err := emit(0, b); err != nil {
 				return err
 			}
@@ -209,14 +215,46 @@ func (s *Shuffle) produce(ctx context.Context, p int, tc *TaskContext, emit func
 	}
 }
 
-// emitAll hands b (owned) to each of n buckets.
-func emitAll(n int, b arrow.RecordBatch, emit func(int, arrow.RecordBatch) error) error {
-	for range n - 1 {
+// readerNodes returns the nodes that run a partition placed at s.readers, in increasing order.
+func (s *Shuffle) readerNodes(ex Exchange) ([]int, error) {
+	if s.readers.Scan < 0 {
+		all := make([]int, s.n)
+		for i := range all {
+			all[i] = i
+		}
+		return all, nil
+	}
+	owners, err := ex.TaskOwners(s.readers.Scan)
+	if err != nil {
+		return nil, err
+	}
+	reads := make([]bool, s.n)
+	for _, node := range owners {
+		if node >= 0 && node < s.n {
+			reads[node] = true
+		}
+	}
+	var out []int
+	for node, ok := range reads {
+		if ok {
+			out = append(out, node)
+		}
+	}
+	return out, nil
+}
+
+// emitAll hands b (owned) to each bucket of buckets (b is released when there is none).
+func emitAll(buckets []int, b arrow.RecordBatch, emit func(int, arrow.RecordBatch) error) error {
+	if len(buckets) == 0 {
+		b.Release()
+		return nil
+	}
+	for range len(buckets) - 1 {
 		b.Retain()
 	}
-	for bucket := range n {
+	for i, bucket := range buckets {
 		if err := emit(bucket, b); err != nil {
-			for range n - 1 - bucket {
+			for range len(buckets) - 1 - i {
 				b.Release()
 			}
 			return err

@@ -170,7 +170,7 @@ func (o *partitionOf) Execute(ctx context.Context, _ int, tc *TaskContext) (arra
 func TestBroadcastGivesEveryNodeEveryRow(t *testing.T) {
 	tc := newTestContext(t, 0)
 	src, want := manyRowsSource(t, tc, 5, 3, 30)
-	b := NewBroadcast(0, src, Placement{Scan: 0}, 3)
+	b := NewBroadcast(0, src, Placement{Scan: 0}, Buckets, 3)
 	if b.Partitions() != 1 {
 		t.Fatalf("a broadcast has %d partitions, want 1", b.Partitions())
 	}
@@ -192,5 +192,28 @@ func TestBroadcastGivesEveryNodeEveryRow(t *testing.T) {
 	head.Exchange = &loopExchange{nodes: 3, self: -1, shared: shared, tc: tc}
 	if _, err := b.Execute(context.Background(), 0, &head); err == nil {
 		t.Error("the head read a broadcast")
+	}
+}
+
+// A broadcast read by an operator placed on some nodes only copies the rows to those nodes:
+// a node that runs none of the reader's partitions gets nothing buffered for it.
+func TestBroadcastOnlyToReadingNodes(t *testing.T) {
+	tc := newTestContext(t, 0)
+	src, want := manyRowsSource(t, tc, 5, 3, 30)
+	b := NewBroadcast(0, src, Placement{Scan: 0}, Placement{Scan: 1}, 3)
+	shared := &loopOutputs{op: map[int]*Shuffle{0: b}, outs: map[[2]int]*ShuffleOutput{}}
+	defer shared.closeAll()
+	owners := [][]int{{0, 1, 2, 0, 2}, {2, 0, 2}} // scan 1, the readers, runs on nodes 0 and 2
+	for _, node := range []int{0, 2, 1} {
+		run := *tc
+		run.Exchange = &loopExchange{nodes: 3, self: node, owners: owners, shared: shared, tc: tc}
+		got := collectRows(t, &partitionOf{op: b, p: 0}, &run)
+		slices.Sort(got)
+		if node != 1 && !slices.Equal(got, want) {
+			t.Fatalf("node %d read %d rows, want all %d", node, len(got), len(want))
+		}
+		if node == 1 && len(got) != 0 {
+			t.Fatalf("node 1, which runs no reader, was sent %d rows", len(got))
+		}
 	}
 }

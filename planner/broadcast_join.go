@@ -50,9 +50,9 @@ func (pp *physicalPlanner) broadcastJoin(left, right exec.Operator, kind exec.Jo
 		return nil, err
 	}
 	right = pp.instrument(right)
-	b := pp.instrument(exec.NewBroadcast(pp.shuffles, right, pp.placed[right], pp.opts.Nodes))
+	b := pp.instrument(exec.NewBroadcast(pp.shuffles, right, pp.placed[right], pp.placed[left], pp.opts.Nodes))
 	pp.shuffles++
-	op, err := exec.NewHashJoin(left, b, kind, lk, rk, res)
+	op, err := exec.NewBroadcastHashJoin(left, b, kind, lk, rk, res)
 	if err != nil {
 		return nil, err
 	}
