@@ -315,10 +315,11 @@ func (pp *physicalPlanner) planJoin(p *Join) (exec.Operator, error) {
 		return nil, err
 	}
 	if pp.isPlaced(left) && pp.isPlaced(right) && len(lkeys) > 0 && p.Kind != NullAwareAntiJoin && !HasSubquery(p.On) {
-		if !pp.buildLeft(p) && pp.broadcastRight(p) {
+		buildLeft := pp.buildLeft(p)
+		if !buildLeft && pp.broadcastRight(p) {
 			return pp.broadcastJoin(left, right, kind, lkeys, rkeys, residual, ls, rs)
 		}
-		return pp.partitionedJoin(left, right, kind, lkeys, rkeys, residual, ls, rs)
+		return pp.partitionedJoin(left, right, kind, lkeys, rkeys, residual, ls, rs, buildLeft)
 	}
 	left, right = pp.gather(left), pp.gather(right)
 	if p.On == nil {
@@ -366,7 +367,9 @@ func (pp *physicalPlanner) joinExprs(lkeys, rkeys []Expr, residual Expr, ls, rs 
 
 // partitionedJoin joins two distributed sides on node p over bucket p of each, both shuffled by
 // their join keys cast to the types the join compares in.
-func (pp *physicalPlanner) partitionedJoin(left, right exec.Operator, kind exec.JoinKind, lkeys, rkeys []Expr, residual Expr, ls, rs Schema) (exec.Operator, error) {
+// With buildLeft (a semi or anti join whose left side is estimated smaller), each partition
+// hashes its left bucket and streams its right bucket through it (PartitionedLeftBuildJoin).
+func (pp *physicalPlanner) partitionedJoin(left, right exec.Operator, kind exec.JoinKind, lkeys, rkeys []Expr, residual Expr, ls, rs Schema, buildLeft bool) (exec.Operator, error) {
 	lk, rk, res, err := pp.joinExprs(lkeys, rkeys, residual, ls, rs)
 	if err != nil {
 		return nil, err
@@ -396,6 +399,13 @@ func (pp *physicalPlanner) partitionedJoin(left, right exec.Operator, kind exec.
 		return nil, err
 	}
 	lshuf, rshuf := pp.shuffle(left, lh), pp.shuffle(right, rh)
+	if buildLeft {
+		op, err := exec.NewPartitionedLeftBuildJoin(lshuf, rshuf, kind, lk, rk, res)
+		if err != nil {
+			return nil, err
+		}
+		return pp.inherit(op, lshuf), nil
+	}
 	op, err := exec.NewPartitionedHashJoin(lshuf, rshuf, kind, lk, rk, res)
 	if err != nil {
 		return nil, err
