@@ -46,7 +46,9 @@ func PlanDistributed(ctx context.Context, q *Query, opts PhysicalOptions) (op ex
 	if err != nil {
 		return nil, Distribution{}, err
 	}
-	logical = reduceGroupedJoins(ctx, logical, opts.Nodes)
+	if opts.Nodes >= 2 {
+		logical = ReduceGroupedJoinsOnNodes(ctx, logical, opts.Nodes)
+	}
 	pp := &physicalPlanner{opts: opts, placed: map[exec.Operator]exec.Placement{}, est: newPhysicalEstimator(ctx)}
 	op, err = pp.plan(logical)
 	if err != nil {

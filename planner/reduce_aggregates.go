@@ -22,17 +22,27 @@ import "context"
 // cost per part and joins the parts of one size and type. The semi join hashes the few parts
 // and the aggregate groups a few thousand rows instead of millions.
 //
-// PlanQuery applies it to plans executed in one process. With data nodes (PlanDistributed) it
-// applies only where the semi join replicates the scan to every node (replicateRight): a semi
-// join planned as usual would shuffle the aggregate's whole input by key, where the aggregate
-// shuffles only partial groups. The scan is planned twice (for the semi join and for the join
-// above), so it applies only when the scan's estimated rows are well below the distinct keys
-// the aggregate would group (reduceMaxShare).
+// PlanQuery applies it to plans executed in one process; over data nodes see
+// ReduceGroupedJoinsOnNodes. The scan is planned twice (for the semi join and for the join above), so it applies only when
+// the scan's estimated rows are well below the distinct keys the aggregate would group
+// (reduceMaxShare).
 func ReduceGroupedJoins(ctx context.Context, p Plan) Plan {
 	return reduceGroupedJoins(ctx, p, 0)
 }
 
-// reduceGroupedJoins is ReduceGroupedJoins for a plan over nodes data nodes (0: one process).
+// ReduceGroupedJoinsOnNodes is ReduceGroupedJoins for a plan distributed over nodes data nodes,
+// where a semi join shuffling the aggregate's whole input by key would cost more than the
+// aggregate, which shuffles only partial groups: it narrows only by a scan small enough for the
+// semi join to broadcast it with a wide margin (see broadcastRight), so the input stays where
+// it is read.
+func ReduceGroupedJoinsOnNodes(ctx context.Context, p Plan, nodes int) Plan {
+	return reduceGroupedJoins(ctx, p, max(nodes, 1))
+}
+
+// reduceBroadcastMargin is how many times the broadcast condition must hold for
+// ReduceGroupedJoinsOnNodes: the semi join's input may be estimated below the aggregate's.
+const reduceBroadcastMargin = 4
+
 func reduceGroupedJoins(ctx context.Context, p Plan, nodes int) Plan {
 	est := newPhysicalEstimator(ctx)
 	out, _ := transformUp(p, func(n Plan) (Plan, bool) {
@@ -61,8 +71,8 @@ func reduceGroupedJoins(ctx context.Context, p Plan, nodes int) Plan {
 const reduceMaxShare = 0.25
 
 // reduceSide returns aggSide with the input of the aggregate it passes through narrowed by a
-// semi join with a scan of other (see ReduceGroupedJoins), or nil when there is none worth it;
-// over nodes > 0 data nodes, only one whose scan replicates.
+// semi join with a scan of other (see ReduceGroupedJoins), or nil when there is none worth it.
+// With nodes > 0 the scan must be one to broadcast (ReduceGroupedJoinsOnNodes).
 func reduceSide(est *estimator, j *Join, aggSide, other Plan, nodes int) Plan {
 	type choice struct {
 		agg  *Aggregate
@@ -99,6 +109,9 @@ func reduceSide(est *estimator, j *Join, aggSide, other Plan, nodes int) Plan {
 			if !selective || rows > reduceMaxShare*keys || (best != nil && rows >= best.rows) {
 				continue
 			}
+			if nodes > 0 && (rows > maxBroadcastRows || rows*float64(nodes*reduceBroadcastMargin) > est.estimate(agg.Input).rows) {
+				continue
+			}
 			best = &choice{agg: agg, key: key, scan: cand.scan, col: cand.col, rows: rows}
 		}
 	}
@@ -106,13 +119,10 @@ func reduceSide(est *estimator, j *Join, aggSide, other Plan, nodes int) Plan {
 		return nil
 	}
 	reducer := *best.scan // its own node; same columns, filters and table
-	replicates := true
 	input, ok := wrapProducer(best.agg.Input, best.key.ID, func(p Plan, k *ColumnRef) Plan {
-		semi := &Join{Left: p, Right: &reducer, Kind: SemiJoin, On: eq(k, best.col), Columns: p.Schema()}
-		replicates = replicates && replicateRight(est, semi, nodes, replicateMaxRows)
-		return semi
+		return &Join{Left: p, Right: &reducer, Kind: SemiJoin, On: eq(k, best.col), Columns: p.Schema()}
 	})
-	if !ok || (nodes > 0 && !replicates) {
+	if !ok {
 		return nil
 	}
 	agg := *best.agg

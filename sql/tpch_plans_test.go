@@ -88,6 +88,11 @@ func TestTPCHReducedAggregates(t *testing.T) {
 		stmt := bindTPCH(t, cat, q)
 		p := planner.Optimize(stmt.(*planner.Query).Plan)
 		reduced := planner.ReduceGroupedJoins(context.Background(), p)
+		// Over data nodes the parts are few enough to broadcast to the semi joins, so the same
+		// aggregates are narrowed.
+		if onNodes := planner.ReduceGroupedJoinsOnNodes(context.Background(), p, 2); planner.Format(onNodes) != planner.Format(reduced) {
+			t.Errorf("%s: reduced over 2 data nodes as %s, in one process as %s", q, joinOrder(onNodes), joinOrder(reduced))
+		}
 		before, after := joinOrder(p), joinOrder(reduced)
 		if w, ok := want[q]; ok {
 			if after != w {
