@@ -115,6 +115,9 @@ func NewHashAggregate(input Operator, groupBy []Expr, groupNames []string, aggs 
 			fields = append(fields, arrow.Field{Name: name, Type: st, Nullable: true})
 		}
 	}
+	if mode != AggregateFinal {
+		aggs = shareAggregateArgs(aggs)
+	}
 	h := &HashAggregate{
 		input: input, groupBy: groupBy, groupNames: groupNames, aggs: aggs, mode: mode,
 		defs: defs, schema: arrow.NewSchema(fields, nil),
@@ -185,4 +188,21 @@ func (h *HashAggregate) Execute(ctx context.Context, partition int, tc *TaskCont
 		return nil, err
 	}
 	return newHashAggregateStream(ctx, h, input, tc), nil
+}
+
+// shareAggregateArgs returns a copy of aggs whose arguments' common subexpressions are
+// evaluated once per batch (shareSubexprs; the stream keeps the memo).
+func shareAggregateArgs(aggs []AggregateSpec) []AggregateSpec {
+	var all []Expr
+	for _, a := range aggs {
+		all = append(all, a.Args...)
+	}
+	shared := shareSubexprs(all)
+	out := make([]AggregateSpec, len(aggs))
+	for i, a := range aggs {
+		out[i] = a
+		out[i].Args = shared[:len(a.Args):len(a.Args)]
+		shared = shared[len(a.Args):]
+	}
+	return out
 }

@@ -34,6 +34,8 @@ type hashAggregateStream struct {
 	spill *aggSpill          // nil until the stream spills new groups' rows
 	flush *aggFlush          // nil until the stream flushes its groups' states
 	sub   array.RecordReader // the stream of the spilled partition being aggregated
+	// memo keeps the shared subexpressions of the arguments for the batch being folded.
+	memo *evalMemo
 }
 
 func newHashAggregateStream(ctx context.Context, op *HashAggregate, input array.RecordReader, tc *TaskContext) array.RecordReader {
@@ -45,8 +47,9 @@ func newHashAggregateLevel(ctx context.Context, op *HashAggregate, input array.R
 	for i, g := range op.groupBy {
 		keyTypes[i] = g.DataType()
 	}
+	ctx, memo := withEvalMemo(ctx)
 	s := &hashAggregateStream{ctx: ctx, op: op, tc: tc, input: input, keyTypes: keyTypes,
-		res: tc.Reserve(aggConsumer), level: level}
+		res: tc.Reserve(aggConsumer), level: level, memo: memo}
 	s.resetGroups()
 	return stream.Pull(ctx, op.schema, s.next, s.release)
 }
@@ -122,11 +125,13 @@ func (s *hashAggregateStream) fold(batch arrow.RecordBatch) error {
 		return nil
 	}
 	var err error
+	s.memo.start(batch)
 	if s.spill != nil {
 		err = s.foldSpilling(batch)
 	} else {
 		err = s.foldHeld(batch)
 	}
+	s.memo.end()
 	if err != nil {
 		return err
 	}
