@@ -95,8 +95,13 @@ func (pp *physicalPlanner) planReplicated(p Plan) (exec.Operator, error) {
 }
 
 // located reports whether a scan under op reads a task held by one data node. Every process
-// planning op answers alike (exec.Scan.Located), as the plans of one execution must agree.
+// planning op answers alike (exec.Scan.Located), as the plans of one execution must agree:
+// whether or not it instruments its operators (EXPLAIN ANALYZE's stages are instrumented on the
+// data nodes, where exec.Analyzed hides the scan it wraps from a type check).
 func located(op exec.Operator) bool {
+	if a, ok := op.(*exec.Analyzed); ok {
+		op = a.Unwrap()
+	}
 	if s, ok := op.(*exec.Scan); ok && s.Located() {
 		return true
 	}
