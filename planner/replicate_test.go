@@ -1,6 +1,9 @@
 package planner
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 // TestReplicateRightFollowsEstimates: a join's right side is replicated only when it is small,
 // its inputs are cheap enough to read on every node, and the join kind allows it.
@@ -19,7 +22,7 @@ func TestReplicateRightFollowsEstimates(t *testing.T) {
 		{"one node", InnerJoin, 100000, 1000, 1, nil, false},
 		{"not in", NullAwareAntiJoin, 100000, 1000, 2, nil, false},
 	}
-	est := newPhysicalEstimator(nil)
+	est := newPhysicalEstimator(context.Background())
 	for _, c := range cases {
 		right := c.right2
 		if right == nil {
