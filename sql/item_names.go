@@ -131,10 +131,42 @@ func firstSelect(stmt sqlparser.Statement) *sqlparser.Select {
 }
 
 // writtenName is the name MySQL gives an unaliased select item that is not a plain column:
-// a string literal's value, otherwise the item's text as written.
-func writtenName(e sqlparser.Expr, written string) string {
-	if l, ok := e.(*sqlparser.Literal); ok && l.Type == sqlparser.StrVal {
-		return l.Val
+// a string literal's value, otherwise the item's text as written. ok is false when written does
+// not read back as e (writtenMatches): the caller names the item by e then.
+func writtenName(e sqlparser.Expr, written string) (name string, ok bool) {
+	if l, isLit := e.(*sqlparser.Literal); isLit && l.Type == sqlparser.StrVal {
+		return l.Val, true
 	}
-	return written
+	return written, writtenMatches(written, e)
+}
+
+// writtenNameAt is writtenName of item i when written holds the items' texts (nil: none).
+func writtenNameAt(written []string, i int, e sqlparser.Expr) (string, bool) {
+	if written == nil {
+		return "", false
+	}
+	return writtenName(e, written[i])
+}
+
+// writtenMatches reports whether text, an item as writtenItems found it, parses to the
+// expression e the statement's parse gave that item (placeholders compared as ?): the check
+// that the tokens were split where the parser split them.
+func writtenMatches(text string, e sqlparser.Expr) bool {
+	p, err := newParser()
+	if err != nil {
+		return false
+	}
+	stmt, err := p.Parse("SELECT " + text)
+	if err != nil {
+		return false
+	}
+	sel, ok := stmt.(*sqlparser.Select)
+	if !ok || len(sel.GetColumns()) != 1 {
+		return false
+	}
+	item, ok := sel.GetColumns()[0].(*sqlparser.AliasedExpr)
+	if !ok || !item.As.IsEmpty() {
+		return false
+	}
+	return placeholdersAsWritten(sqlparser.String(item.Expr)) == placeholdersAsWritten(sqlparser.String(e))
 }

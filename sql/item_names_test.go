@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"vitess.io/vitess/go/vt/sqlparser"
+
 	"github.com/cachedb/cachedb/planner"
 )
 
@@ -50,6 +52,29 @@ func TestWrittenItems(t *testing.T) {
 	} {
 		if got := strings.Join(writtenItems(text), "|"); got != want {
 			t.Errorf("writtenItems(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
+// TestWrittenMatchesChecksTheSplit: a written item names its column only when it reads back as
+// the expression the parser gave the item.
+func TestWrittenMatchesChecksTheSplit(t *testing.T) {
+	stmt, err := parse("SELECT 1+1, a <> b, ? + 1 FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := firstSelect(stmt.(sqlparser.TableStatement)).GetColumns()
+	expr := func(i int) sqlparser.Expr { return cols[i].(*sqlparser.AliasedExpr).Expr }
+	for _, c := range []struct {
+		text string
+		i    int
+		want bool
+	}{
+		{"1+1", 0, true}, {"1 + 1", 0, true}, {"a <> b", 1, true}, {"? + 1", 2, true},
+		{"1+2", 0, false}, {"a <> b", 0, false}, {"1+1 FROM", 0, false}, {"AVG(ALL a)", 0, false},
+	} {
+		if got := writtenMatches(c.text, expr(c.i)); got != c.want {
+			t.Errorf("writtenMatches(%q, item %d) = %v, want %v", c.text, c.i, got, c.want)
 		}
 	}
 }

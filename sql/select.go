@@ -133,8 +133,8 @@ func (s *selectBlock) expandItems() error {
 				s.aliases = append(s.aliases, selectAlias{name: item.name, ast: e.Expr})
 			} else if c, ok := e.Expr.(*sqlparser.ColName); ok {
 				item.name = c.Name.String()
-			} else if written != nil {
-				item.name = writtenName(e.Expr, written[i])
+			} else if name, ok := writtenNameAt(written, i, e.Expr); ok {
+				item.name = name
 			} else {
 				item.name = placeholdersAsWritten(sqlparser.String(e.Expr))
 			}
