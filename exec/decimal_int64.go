@@ -166,13 +166,19 @@ func addInt64Scaled(out, x, y []decimal128.Num, kx, ky int32, sub bool) bool {
 		if sub {
 			ys = -ys
 		}
-		v := xs + ys
-		if (xs >= 0) == (ys >= 0) && (v >= 0) != (xs >= 0) {
+		v, ok := addInt64(xs, ys)
+		if !ok {
 			return false
 		}
 		out[i] = decimal128.FromI64(v)
 	}
 	return true
+}
+
+// addInt64 is a+b, false when the sum leaves int64.
+func addInt64(a, b int64) (int64, bool) {
+	v := a + b
+	return v, (a >= 0) != (b >= 0) || (v >= 0) == (a >= 0)
 }
 
 // mulInt64Scaled sets out[i] to x[i]*y[i] / 10^drop (rounded), false when a product leaves

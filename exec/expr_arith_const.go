@@ -138,8 +138,8 @@ func addInt64ScaledConst(out, x []decimal128.Num, c int64, kx, kc int32, subC, s
 		if subX {
 			xs = -xs
 		}
-		v := xs + cs
-		if (xs >= 0) == (cs >= 0) && (v >= 0) != (xs >= 0) {
+		v, ok := addInt64(xs, cs)
+		if !ok {
 			return false
 		}
 		out[i] = decimal128.FromI64(v)
