@@ -28,15 +28,6 @@ var integerRanges = map[string][2]int64{
 	"bigint unsigned": {0, 1<<63 - 1},
 }
 
-// ValidDeclaredType reports whether decl is a type CheckDeclared knows.
-func ValidDeclaredType(decl string) bool {
-	if _, ok := integerRanges[decl]; ok {
-		return true
-	}
-	_, _, ok := declaredLength(decl)
-	return ok
-}
-
 // declaredLength reads char(n) and varchar(n).
 func declaredLength(decl string) (n int, isChar, ok bool) {
 	var rest string

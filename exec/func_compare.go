@@ -168,18 +168,17 @@ func resolveComparison(op string) ScalarResolver {
 			}
 			defer releaseArrays(cast)
 			zeroA, zeroB := zeroDates(args[0], cast[0]), zeroDates(args[1], cast[1])
-			if zeroA != nil || zeroB != nil {
-				return compareWithZeroDates(tc, cast[0], cast[1], zeroA, zeroB, want, nullSafe)
-			}
-			return compareArrays(tc, cast[0], cast[1], want, nullSafe)
+			return compareArrays(tc, cast[0], cast[1], zeroA, zeroB, want, nullSafe)
 		}
 		return k, arrow.FixedWidthTypes.Boolean, nil
 	}
 }
 
-// compareArrays compares a and b (same type) row by row. With nullSafe, NULL equals NULL and
-// differs from any value (the result has no NULLs); otherwise a NULL operand gives NULL.
-func compareArrays(tc *TaskContext, a, b arrow.Array, want [3]bool, nullSafe bool) (arrow.Array, error) {
+// compareArrays compares a and b (same type) row by row; zeroA and zeroB (nil: none) mark the
+// rows of a and b that hold the zero date (zeroDates), NULL in a and b. With nullSafe, NULL
+// equals NULL and differs from any value (the result has no NULLs); otherwise a NULL operand
+// gives NULL.
+func compareArrays(tc *TaskContext, a, b arrow.Array, zeroA, zeroB []bool, want [3]bool, nullSafe bool) (arrow.Array, error) {
 	n := a.Len()
 	if isNullType(a.DataType()) {
 		if !nullSafe {
@@ -187,7 +186,7 @@ func compareArrays(tc *TaskContext, a, b arrow.Array, want [3]bool, nullSafe boo
 		}
 		return buildRows(newBoolBuilder(tc.Alloc), n, func(i int) (bool, bool, error) { return want[1], true, nil })
 	}
-	if !nullSafe {
+	if !nullSafe && zeroA == nil && zeroB == nil {
 		if out := compareColumnsFast(tc.Alloc, a, b, want); out != nil {
 			return out, nil
 		}
@@ -196,10 +195,11 @@ func compareArrays(tc *TaskContext, a, b arrow.Array, want [3]bool, nullSafe boo
 	if err != nil {
 		return nil, err
 	}
+	c = zeroAware(c, zeroA, zeroB)
 	noNulls := a.NullN() == 0 && b.NullN() == 0
 	return buildRows(newBoolBuilder(tc.Alloc), n, func(i int) (bool, bool, error) {
 		if !noNulls {
-			an, bn := a.IsNull(i), b.IsNull(i)
+			an, bn := nullNotZero(a, zeroA, i), nullNotZero(b, zeroB, i)
 			if an || bn {
 				if nullSafe {
 					return an == bn, true, nil
@@ -263,23 +263,3 @@ func marked(m []bool, i int) bool { return m != nil && m[i] }
 // nullNotZero reports whether row i of a (cast from text) is NULL, a zero date (marked in
 // zero) being a value.
 func nullNotZero(a arrow.Array, zero []bool, i int) bool { return a.IsNull(i) && !marked(zero, i) }
-
-// compareWithZeroDates is compareArrays where zeroA and zeroB (nil: none) mark the rows of a and
-// b that hold the zero date (zeroDates).
-func compareWithZeroDates(tc *TaskContext, a, b arrow.Array, zeroA, zeroB []bool, want [3]bool, nullSafe bool) (arrow.Array, error) {
-	c, err := makeComparer(a, b)
-	if err != nil {
-		return nil, err
-	}
-	c = zeroAware(c, zeroA, zeroB)
-	return buildRows(newBoolBuilder(tc.Alloc), a.Len(), func(i int) (bool, bool, error) {
-		an, bn := nullNotZero(a, zeroA, i), nullNotZero(b, zeroB, i)
-		if an || bn {
-			if nullSafe {
-				return an == bn, true, nil
-			}
-			return false, false, nil
-		}
-		return want[c(i, i)+1], true, nil
-	})
-}
