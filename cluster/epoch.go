@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"math"
 	"math/bits"
 	"sort"
 
@@ -15,34 +16,51 @@ import (
 // may change its world size, and a partition rebuilt on another node after a loss, without
 // changing which row comes at which position.
 //
-// The order is built so that a data node can produce any stretch of it from memory at streaming
-// speed:
+// The order is built so that every stretch of it mixes rows of every partition, and each data
+// node can still produce its partitions' rows of a stretch from memory at streaming speed:
 //
 //  1. Each partition's rows are cut into chunks of ChunkRows consecutive rows. Per epoch the
-//     chunks of each partition are permuted, and cut into windows of WindowRows rows
-//     (WindowRows/ChunkRows chunks; the partition's last window may be shorter).
-//  2. The windows of all partitions are permuted together: the epoch is their concatenation.
-//  3. Within each window the rows are permuted.
+//     chunks of each partition are permuted ("dealt"), and the dealt rows are cut into windows
+//     of WindowRows rows (the partition's last window may be shorter). Within each window the
+//     rows are permuted. The result is the partition's sequence for the epoch.
+//  2. The epoch is cut into Blocks() blocks of about BlockRows rows. Block b holds, for each
+//     partition p in partition order, the run of p's sequence from floor(b·n_p/B) to
+//     floor((b+1)·n_p/B) (n_p its rows, B the blocks): every partition's sequence is spread
+//     evenly over the whole epoch, and every block draws from every partition in proportion
+//     to its size.
 //
-// So a window mixes rows from many random places of one partition, and consecutive windows come
-// from random partitions on random nodes; one node serves a whole window with one gather from
-// its memory. Without shuffling, the epoch is the partitions' rows in order.
+// So a batch of about a block's rows or more holds rows of every partition, each partition's
+// from many random places of it (a window's chunks); and a row's position in the epoch is drawn
+// afresh every epoch (its chunk is dealt to a random place in its partition's sequence, its row
+// to a random place in its window), so consecutive epochs are close to independent. A data node
+// reads its partitions' runs of a stretch a window at a time, as it read whole windows before.
+// Without shuffling the epoch is the partitions' rows in order (one block).
 //
 // Every permutation is a Fisher–Yates shuffle driven by SplitMix64 keyed by (seed, epoch, what
-// is permuted), so every process and every version of cachedb computes the same order.
+// is permuted), so every process computes the same order (of one EpochOrderVersion).
+
+// EpochOrderVersion numbers the algorithm above. It is part of a dataset's order key
+// (engine.EpochOrderKey), so a job or checkpoint made under another version is refused instead
+// of being continued in another order. 3: blocks interleave runs of every partition (step 2),
+// where 1 concatenated whole windows of single partitions in a random order.
+const EpochOrderVersion = 3
 
 // Default sizes of the shuffle.
 const (
 	DefaultChunkRows  = 256
 	DefaultWindowRows = 64 * 1024
-	// MaxWindowRows bounds a window: a node gathers one window at a time in memory.
+	// BlockRows is about how many rows a block of the epoch has (step 2): a stretch of that
+	// many rows draws from every partition. It depends on nothing a reader chooses.
+	BlockRows = 1024
+	// MaxWindowRows bounds a window: a node gathers from a window at a time in memory.
 	MaxWindowRows = 1 << 22
 	// MaxEpochChunks bounds the chunks of an epoch (rows / chunk_rows, about 8.6 billion rows
 	// at the default chunk size): laying out the order holds one entry per chunk.
 	MaxEpochChunks = 1 << 25
 )
 
-// EpochOrder is the global order of one epoch of a dataset.
+// EpochOrder is the global order of one epoch of a dataset. It is immutable once made, and
+// shared by concurrent readers (EpochOrders).
 type EpochOrder struct {
 	// PartRows are the row counts of the dataset's partitions, in partition order.
 	PartRows []int64
@@ -54,32 +72,25 @@ type EpochOrder struct {
 	// multiple of ChunkRows.
 	ChunkRows, WindowRows int
 
-	windows []Window
-	starts  []int64
-	total   int64
-	// dealt holds each partition's chunks in dealt order (partitionChunks), laid out once so
-	// that producing a window does not permute its partition's chunks again; nil for an epoch
-	// of more than maxKeptChunks chunks, whose windows deal them again each time. Read-only
-	// once made: an order is shared by concurrent readers (EpochOrders).
-	dealt [][]RowRange
+	total  int64
+	blocks int64
+	// dealt holds each partition's chunk numbers in dealt order, laid out once, and shortAt
+	// where its short chunk was dealt (shortDealtAt); nil for an epoch of more than
+	// maxKeptChunks chunks, whose windows deal them again each time.
+	dealt   [][]int32
+	shortAt []int64
 }
 
-// maxKeptChunks bounds the chunks an order keeps dealt (16 bytes each: 16 MiB).
-var maxKeptChunks int64 = 1 << 20
+// blockRows is BlockRows; tests make it smaller, to cut small epochs into many blocks.
+var blockRows int64 = BlockRows
 
-// Window is a stretch of the epoch order that one partition's node produces.
-type Window struct {
-	Partition int
-	// Index numbers the windows of one partition in the order their chunks were dealt.
-	Index int
-	// Start is the epoch position of the window's first row; Rows its length.
-	Start, Rows int64
-}
+// maxKeptChunks bounds the chunks an order keeps dealt (4 bytes each: 8 MiB).
+var maxKeptChunks int64 = 1 << 21
 
 // RowRange is the rows [From, To) of a partition.
 type RowRange struct{ From, To int64 }
 
-// NewEpochOrder validates the sizes and lays out the epoch's windows.
+// NewEpochOrder validates the sizes and lays out the epoch.
 func NewEpochOrder(partRows []int64, seed uint64, epoch int64, shuffle bool, chunkRows, windowRows int) (*EpochOrder, error) {
 	if chunkRows <= 0 || windowRows <= 0 {
 		return nil, errs.Invalidf("chunk_rows (%d) and window_rows (%d) must be positive", chunkRows, windowRows)
@@ -93,48 +104,28 @@ func NewEpochOrder(partRows []int64, seed uint64, epoch int64, shuffle bool, chu
 	if epoch < 0 {
 		return nil, errs.Invalidf("epoch %d is negative", epoch)
 	}
-	var chunks int64
+	var chunks, total int64
 	for p, rows := range partRows {
-		if rows < 0 {
+		if rows < 0 || rows > math.MaxInt64/2-total {
 			return nil, errs.Invalidf("partition %d has %d rows", p, rows)
 		}
+		total += rows
 		n := rows/int64(chunkRows) + min(1, rows%int64(chunkRows))
 		if n > MaxEpochChunks-chunks {
 			return nil, errs.Invalidf("the epoch has more than %d chunks of chunk_rows %d rows; raise chunk_rows", MaxEpochChunks, chunkRows)
 		}
 		chunks += n
 	}
-	o := &EpochOrder{PartRows: partRows, Seed: seed, Epoch: epoch, Shuffle: shuffle, ChunkRows: chunkRows, WindowRows: windowRows / chunkRows * chunkRows}
-	keep := chunks <= maxKeptChunks
-	if keep {
-		o.dealt = make([][]RowRange, len(partRows))
-	}
-	for p := range partRows {
-		chunks := o.partitionChunks(p)
-		if keep {
-			o.dealt[p] = chunks
-		}
-		for w := 0; w*o.chunksPerWindow() < len(chunks); w++ {
-			var n int64
-			for _, c := range o.windowChunks(chunks, w) {
-				n += c.To - c.From
-			}
-			o.windows = append(o.windows, Window{Partition: p, Index: w, Rows: n})
-		}
-	}
+	o := &EpochOrder{PartRows: partRows, Seed: seed, Epoch: epoch, Shuffle: shuffle, ChunkRows: chunkRows, WindowRows: windowRows / chunkRows * chunkRows, total: total, blocks: 1}
 	if shuffle {
-		perm := permutation(len(o.windows), streamKey(seed, uint64(epoch), keyWindows))
-		shuffled := make([]Window, len(o.windows))
-		for i, j := range perm {
-			shuffled[i] = o.windows[j]
+		o.blocks = max(1, (total+blockRows-1)/blockRows)
+		if chunks <= maxKeptChunks {
+			o.dealt, o.shortAt = make([][]int32, len(partRows)), make([]int64, len(partRows))
+			for p := range partRows {
+				o.dealt[p] = o.dealChunks(p)
+				o.shortAt[p] = o.shortDealtAt(p, o.dealt[p])
+			}
 		}
-		o.windows = shuffled
-	}
-	o.starts = make([]int64, len(o.windows))
-	for i := range o.windows {
-		o.windows[i].Start = o.total
-		o.starts[i] = o.total
-		o.total += o.windows[i].Rows
 	}
 	return o, nil
 }
@@ -142,55 +133,166 @@ func NewEpochOrder(partRows []int64, seed uint64, epoch int64, shuffle bool, chu
 // Rows is the number of rows in the epoch: every row of the dataset once.
 func (o *EpochOrder) Rows() int64 { return o.total }
 
-// Windows lists the epoch's windows in epoch order.
-func (o *EpochOrder) Windows() []Window { return o.windows }
+// Blocks is the number of blocks the epoch is cut into (step 2).
+func (o *EpochOrder) Blocks() int64 { return o.blocks }
 
-// WindowAt returns the index (into Windows) of the window holding epoch position g.
-func (o *EpochOrder) WindowAt(g int64) int {
-	return sort.Search(len(o.starts), func(i int) bool { return o.starts[i] > g }) - 1
+// blockCounts sets c[p] to how many of partition p's sequence rows come before block b.
+func (o *EpochOrder) blockCounts(b int64, c []int64) []int64 {
+	c = c[:0]
+	for _, n := range o.PartRows {
+		c = append(c, mulDiv(n, b, o.blocks))
+	}
+	return c
 }
 
-// Gather says how a node produces window w: the partition's rows in chunks (concatenated in
-// this order; shared by the order's users, not to be changed), and, when shuffling, the
-// permutation of the concatenation: position i of the window is row perm[i] of the
-// concatenated chunks (perm is nil when not shuffling).
-func (o *EpochOrder) Gather(w int) (chunks []RowRange, perm []int32) {
-	win := o.windows[w]
-	chunks = o.windowChunks(o.partitionChunks(win.Partition), win.Index)
-	if o.Shuffle {
-		perm = permutation32(int(win.Rows), streamKey(o.Seed, uint64(o.Epoch), keyRows, uint64(win.Partition), uint64(win.Index)))
+// blockStart is the epoch position of block b's first row (Rows for b = Blocks).
+func (o *EpochOrder) blockStart(b int64) int64 {
+	var s int64
+	for _, n := range o.PartRows {
+		s += mulDiv(n, b, o.blocks)
+	}
+	return s
+}
+
+// blockOf returns the block holding epoch position g (0 ≤ g < Rows).
+func (o *EpochOrder) blockOf(g int64) int64 {
+	lo, hi := int64(0), o.blocks // blockStart(lo) ≤ g < blockStart(hi)
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if o.blockStart(mid) <= g {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// Runs calls fn with the epoch positions [g0, g1) cut into runs, in order: epoch positions
+// [g, g+n) are rows [j, j+n) of partition part's sequence (Window says where those lie). A run
+// never crosses a block or a window. It stops when fn returns false, and reports whether fn
+// always returned true.
+func (o *EpochOrder) Runs(g0, g1 int64, fn func(g int64, part int, j, n int64) bool) bool {
+	g0, g1 = max(g0, 0), min(g1, o.total)
+	if g0 >= g1 {
+		return true
+	}
+	b := o.blockOf(g0)
+	lo := o.blockCounts(b, make([]int64, 0, len(o.PartRows)))
+	hi := o.blockCounts(b+1, make([]int64, 0, len(o.PartRows)))
+	at := o.blockStart(b)
+	w := int64(o.WindowRows)
+	for g := g0; g < g1; {
+		for p := range o.PartRows {
+			n := hi[p] - lo[p]
+			for from := max(g, at); from < min(g1, at+n); {
+				j := lo[p] + from - at
+				to := min(g1, at+n, from+(j/w+1)*w-j)
+				if !fn(from, p, j, to-from) {
+					return false
+				}
+				g, from = to, to
+			}
+			at += n
+			if g >= g1 {
+				return true
+			}
+		}
+		b++
+		lo, hi = hi, o.blockCounts(b+1, lo)
+	}
+	return true
+}
+
+// PartitionWindows is how many windows partition p's sequence has.
+func (o *EpochOrder) PartitionWindows(p int) int {
+	w := int64(o.WindowRows)
+	return int((o.PartRows[p] + w - 1) / w)
+}
+
+// Window returns the window of partition p's sequence that holds its row j, and j's place in it.
+func (o *EpochOrder) Window(j int64) (w int, i int64) {
+	return int(j / int64(o.WindowRows)), j % int64(o.WindowRows)
+}
+
+// Gather says how a node produces window w of partition p: the partition's rows in chunks
+// (concatenated in this order: the window's dealt rows), and, when shuffling, the permutation
+// of the concatenation: row i of the window is row perm[i] of the concatenated chunks (perm is
+// nil when not shuffling). Sequence row j of the partition is row j - w·WindowRows of the
+// window that holds it.
+func (o *EpochOrder) Gather(p, w int) (chunks []RowRange, perm []int32) {
+	win := int64(o.WindowRows)
+	d0 := int64(w) * win
+	d1 := min(d0+win, o.PartRows[p])
+	chunks = o.dealtRanges(p, d0, d1)
+	if o.Shuffle && d1 > d0 {
+		perm = permutation32(int(d1-d0), streamKey(o.Seed, uint64(o.Epoch), keyRows, uint64(p), uint64(w)))
 	}
 	return chunks, perm
 }
 
-func (o *EpochOrder) chunksPerWindow() int { return o.WindowRows / o.ChunkRows }
-
-// partitionChunks returns partition p's chunks in the order this epoch deals them to windows.
-// The caller must not change them.
-func (o *EpochOrder) partitionChunks(p int) []RowRange {
-	if o.dealt != nil && o.dealt[p] != nil {
-		return o.dealt[p]
-	}
+// dealtRanges returns the partition rows of dealt rows [d0, d1) of partition p, as ranges in
+// dealt order. Every chunk has ChunkRows rows but the partition's last, which has short rows
+// (when the chunk size does not divide the partition) wherever it was dealt.
+func (o *EpochOrder) dealtRanges(p int, d0, d1 int64) []RowRange {
 	rows, size := o.PartRows[p], int64(o.ChunkRows)
-	n := int((rows + size - 1) / size)
-	chunks := make([]RowRange, n)
-	for i := range chunks {
-		chunks[i] = RowRange{From: int64(i) * size, To: min(int64(i+1)*size, rows)}
-	}
-	if o.Shuffle {
-		perm := permutation(n, streamKey(o.Seed, uint64(o.Epoch), keyChunks, uint64(p)))
-		dealt := make([]RowRange, n)
-		for i, j := range perm {
-			dealt[i] = chunks[j]
+	if !o.Shuffle {
+		if d0 >= d1 {
+			return nil
 		}
-		chunks = dealt
+		return []RowRange{{d0, d1}}
 	}
-	return chunks
+	var dealt []int32
+	var s int64
+	if o.dealt != nil {
+		dealt, s = o.dealt[p], o.shortAt[p]
+	} else {
+		dealt = o.dealChunks(p)
+		s = o.shortDealtAt(p, dealt)
+	}
+	short := rows % size
+	var out []RowRange
+	for d := d0; d < d1; {
+		// Dealt chunk k holds dealt rows [start, start+length).
+		var k, start int64
+		switch {
+		case d < s*size:
+			k = d / size
+			start = k * size
+		case d < s*size+short:
+			k, start = s, s*size
+		default:
+			k = s + 1 + (d-s*size-short)/size
+			start = s*size + short + (k-s-1)*size
+		}
+		c := int64(dealt[k])
+		length := min(size, rows-c*size)
+		to := min(d1, start+length)
+		from := c*size + d - start
+		out = append(out, RowRange{From: from, To: from + to - d})
+		d = to
+	}
+	return out
 }
 
-func (o *EpochOrder) windowChunks(chunks []RowRange, w int) []RowRange {
-	k := o.chunksPerWindow()
-	return chunks[w*k : min((w+1)*k, len(chunks))]
+// shortDealtAt returns where partition p's short chunk (its last, when the chunk size does not
+// divide its rows) was dealt in dealt, or len(dealt) when it has none.
+func (o *EpochOrder) shortDealtAt(p int, dealt []int32) int64 {
+	if o.PartRows[p]%int64(o.ChunkRows) != 0 {
+		last := int32(len(dealt) - 1)
+		for k, c := range dealt {
+			if c == last {
+				return int64(k)
+			}
+		}
+	}
+	return int64(len(dealt))
+}
+
+func (o *EpochOrder) dealChunks(p int) []int32 {
+	size := int64(o.ChunkRows)
+	n := int((o.PartRows[p] + size - 1) / size)
+	return permutation32(n, streamKey(o.Seed, uint64(o.Epoch), keyChunks, uint64(p)))
 }
 
 // ShareMode says how an epoch that does not divide evenly among ranks is shared.
@@ -463,18 +565,20 @@ func (s Share) At(t int64) (g, run int64) {
 	return p, run
 }
 
-// Stretches calls fn with the reader's rows of its share within [from, to), cut where a
-// window ends or the share's positions stop being contiguous in the epoch: the share positions
-// [t0, t1), the window (index into Windows) that holds them and the epoch position g of t0 (the
-// stretch is epoch positions [g, g+t1-t0)). In share order, until fn returns false.
-func (o *EpochOrder) Stretches(r EpochReader, from, to int64, fn func(t0, t1 int64, window int, g int64) bool) {
+// Stretches calls fn with the reader's rows of its share within [from, to), cut where a run of
+// the epoch ends (Runs) or the share's positions stop being contiguous in the epoch: the share
+// positions [t0, t1), which are rows [j, j+t1-t0) of partition part's sequence and lie in one
+// window of it. In share order, until fn returns false.
+func (o *EpochOrder) Stretches(r EpochReader, from, to int64, fn func(t0, t1 int64, part int, j int64) bool) {
 	share := r.Share(o.total)
 	r.Ranges(share.Rows(), from, to, func(t0, t1 int64) bool {
 		for t := t0; t < t1; {
 			g, run := share.At(t)
-			w := o.WindowAt(g)
-			end := min(t1, t+run, t+o.windows[w].Start+o.windows[w].Rows-g)
-			if !fn(t, end, w, g) {
+			end := min(t1, t+run)
+			if !o.Runs(g, g+end-t, func(gg int64, p int, j, n int64) bool {
+				u := t + gg - g
+				return fn(u, u+n, p, j)
+			}) {
 				return false
 			}
 			t = end
@@ -492,7 +596,7 @@ func mulDiv(a, b, c int64) int64 {
 
 // Keys that separate the random streams of one (seed, epoch).
 const (
-	keyWindows = iota + 1
+	keyWindows = iota + 1 // version 1: the windows' order
 	keyChunks
 	keyRows
 )
@@ -538,21 +642,7 @@ func (r *randomStream) below(n uint64) uint64 {
 	return hi
 }
 
-// permutation returns a uniformly random permutation of [0, n) (Fisher–Yates).
-func permutation(n int, key uint64) []int {
-	p := make([]int, n)
-	for i := range p {
-		p[i] = i
-	}
-	r := randomStream{state: key}
-	for i := n - 1; i > 0; i-- {
-		j := int(r.below(uint64(i + 1)))
-		p[i], p[j] = p[j], p[i]
-	}
-	return p
-}
-
-// permutation32 is permutation with int32 entries, for windows.
+// permutation32 returns a uniformly random permutation of [0, n) (Fisher–Yates).
 func permutation32(n int, key uint64) []int32 {
 	p := make([]int32, n)
 	for i := range p {

@@ -16,30 +16,73 @@ type rowID struct {
 	row  int64
 }
 
-// epochRows resolves every epoch position to the dataset row it reads, through Gather exactly
-// as a data node does.
+// epochRows resolves every epoch position to the dataset row it reads, through Runs and Gather
+// exactly as a data node does.
 func epochRows(t *testing.T, o *EpochOrder) []rowID {
 	t.Helper()
-	out := make([]rowID, o.Rows())
-	for w, win := range o.Windows() {
-		chunks, perm := o.Gather(w)
-		var concat []int64
-		for _, c := range chunks {
-			for r := c.From; r < c.To; r++ {
-				concat = append(concat, r)
-			}
+	out := make([]rowID, 0, o.Rows())
+	seq := sequenceRows(t, o)
+	o.Runs(0, o.Rows(), func(g int64, p int, j, n int64) bool {
+		if g != int64(len(out)) || j+n > int64(len(seq[p])) {
+			t.Fatalf("run at %d of partition %d rows [%d, %d) after %d positions", g, p, j, j+n, len(out))
 		}
-		if int64(len(concat)) != win.Rows {
-			t.Fatalf("window %d gathers %d rows, says %d", w, len(concat), win.Rows)
+		if w0, _ := o.Window(j); w0 != int(((j + n - 1) / int64(o.WindowRows))) {
+			t.Fatalf("run at %d of partition %d rows [%d, %d) crosses a window", g, p, j, j+n)
 		}
-		for i := range concat {
-			j := i
-			if perm != nil {
-				j = int(perm[i])
+		for _, r := range seq[p][j : j+n] {
+			out = append(out, rowID{p, r})
+		}
+		return true
+	})
+	if int64(len(out)) != o.Rows() {
+		t.Fatalf("runs cover %d positions of %d", len(out), o.Rows())
+	}
+	return out
+}
+
+// sequenceRows returns each partition's sequence (step 1 of the order): the partition rows in
+// sequence order, window by window through Gather.
+func sequenceRows(t *testing.T, o *EpochOrder) [][]int64 {
+	t.Helper()
+	seq := make([][]int64, len(o.PartRows))
+	for p := range o.PartRows {
+		for w := range o.PartitionWindows(p) {
+			chunks, perm := o.Gather(p, w)
+			var concat []int64
+			for _, c := range chunks {
+				for r := c.From; r < c.To; r++ {
+					concat = append(concat, r)
+				}
 			}
-			out[win.Start+int64(i)] = rowID{win.Partition, concat[j]}
+			if want := min(int64(o.WindowRows), o.PartRows[p]-int64(w*o.WindowRows)); int64(len(concat)) != want {
+				t.Fatalf("partition %d window %d gathers %d rows, want %d", p, w, len(concat), want)
+			}
+			for i := range concat {
+				j := i
+				if perm != nil {
+					j = int(perm[i])
+				}
+				seq[p] = append(seq[p], concat[j])
+			}
 		}
 	}
+	return seq
+}
+
+// stretchRows is what o.Stretches gives reader r over its whole share: the rows, in order; each
+// stretch must lie in one window.
+func stretchRows(t *testing.T, o *EpochOrder, r EpochReader, seq [][]int64, rows int64) []rowID {
+	t.Helper()
+	var out []rowID
+	o.Stretches(r, 0, rows, func(t0, t1 int64, p int, j int64) bool {
+		if w0, _ := o.Window(j); w0 != int((j+t1-t0-1)/int64(o.WindowRows)) {
+			t.Fatalf("stretch [%d, %d) of partition %d from %d crosses a window", t0, t1, p, j)
+		}
+		for _, r := range seq[p][j : j+t1-t0] {
+			out = append(out, rowID{p, r})
+		}
+		return true
+	})
 	return out
 }
 
@@ -96,17 +139,21 @@ func randomCase(rng *rand.Rand) (parts []int64, chunk, window int) {
 // batch size and share mode.
 func TestEpochReadsProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	defer func(n int64) { blockRows = n }(blockRows)
 	for c := range 300 {
 		parts, chunk, window := randomCase(rng)
+		// Blocks of a few to a hundred rows, so that the small epochs have from one to hundreds.
+		blockRows = int64(1 + rng.IntN(100))
 		seed, epoch := rng.Uint64(), int64(rng.IntN(5))
 		world, workers, batch := 1+rng.IntN(5), 1+rng.IntN(4), 1+rng.IntN(9)
-		name := fmt.Sprintf("case %d parts=%v chunk=%d window=%d seed=%d epoch=%d world=%d workers=%d batch=%d", c, parts, chunk, window, seed, epoch, world, workers, batch)
+		name := fmt.Sprintf("case %d parts=%v chunk=%d window=%d block=%d seed=%d epoch=%d world=%d workers=%d batch=%d", c, parts, chunk, window, blockRows, seed, epoch, world, workers, batch)
 
 		o, err := NewEpochOrder(parts, seed, epoch, true, chunk, window)
 		if err != nil {
 			t.Fatal(name, err)
 		}
 		rows := epochRows(t, o)
+		seqRows := sequenceRows(t, o)
 		var total int64
 		for _, n := range parts {
 			total += n
@@ -134,24 +181,15 @@ func TestEpochReadsProperties(t *testing.T) {
 				}
 				seq := rankSequence(r, total)
 				start, n := r.RankRange(total)
-				// Stretches cut worker 0's rows at window ends without changing them.
-				var viaRanges, viaStretches []int64
+				// Stretches cut worker 0's rows at runs' and windows' ends without changing them.
+				var viaRanges []rowID
 				r.Ranges(n, 0, n, func(t0, t1 int64) bool {
 					for t := t0; t < t1; t++ {
-						viaRanges = append(viaRanges, r.Position(start, t, total))
+						viaRanges = append(viaRanges, rows[r.Position(start, t, total)])
 					}
 					return true
 				})
-				o.Stretches(r, 0, n, func(t0, t1 int64, w int, g int64) bool {
-					if win := o.Windows()[w]; g < win.Start || g+t1-t0 > win.Start+win.Rows {
-						t.Fatalf("%s %v rank %d: stretch [%d, %d) at %d leaves window %+v", name, mode, rank, t0, t1, g, win)
-					}
-					for i := range t1 - t0 {
-						viaStretches = append(viaStretches, g+i)
-					}
-					return true
-				})
-				if !slices.Equal(viaStretches, viaRanges) {
+				if viaStretches := stretchRows(t, o, r, seqRows, n); !slices.Equal(viaStretches, viaRanges) {
 					t.Fatalf("%s %v rank %d: stretches give %v, ranges %v", name, mode, rank, viaStretches, viaRanges)
 				}
 				// Workers in turn yield the rank's share in order.
@@ -218,9 +256,18 @@ func TestEpochOrderIsDeterministic(t *testing.T) {
 	// Pinned: a change to the order would change every job's data order, so it must be deliberate.
 	small, _ := NewEpochOrder([]int64{5, 3}, 7, 1, true, 2, 4)
 	got := fmt.Sprint(epochRows(t, small))
-	const want = "[{1 2} {1 0} {1 1} {0 0} {0 3} {0 2} {0 1} {0 4}]"
+	const want = "[{0 0} {0 3} {0 2} {0 1} {0 4} {1 2} {1 0} {1 1}]"
 	if got != want {
 		t.Fatalf("order of a small dataset changed: %s, was %s", got, want)
+	}
+	// The same in blocks of 3 rows: each block takes a run of each partition's sequence.
+	defer func(n int64) { blockRows = n }(blockRows)
+	blockRows = 3
+	small, _ = NewEpochOrder([]int64{5, 3}, 7, 1, true, 2, 4)
+	got = fmt.Sprint(epochRows(t, small))
+	const inBlocks = "[{0 0} {1 2} {0 3} {0 2} {1 0} {0 1} {0 4} {1 1}]"
+	if got != inBlocks {
+		t.Fatalf("order of a small dataset in blocks of 3 changed: %s, was %s", got, inBlocks)
 	}
 }
 
@@ -379,28 +426,20 @@ func TestEpochResumeOnAnotherWorldSize(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("%s rank %d: read %v, want %v", name, rank, got, want)
 			}
-			// Stretches stay inside windows and give the same positions.
-			var viaStretches, worker0 []int64
+			// Stretches stay inside windows and give the same rows.
+			var worker0 []rowID
 			w0 := r
 			w0.Worker = 0
 			share := r.Share(o.Rows())
+			epoch := epochRows(t, o)
 			w0.Ranges(share.Rows(), 0, share.Rows(), func(t0, t1 int64) bool {
 				for t := t0; t < t1; t++ {
 					g, _ := share.At(t)
-					worker0 = append(worker0, g)
+					worker0 = append(worker0, epoch[g])
 				}
 				return true
 			})
-			o.Stretches(w0, 0, share.Rows(), func(t0, t1 int64, w int, g int64) bool {
-				if win := o.Windows()[w]; g < win.Start || g+t1-t0 > win.Start+win.Rows {
-					t.Fatalf("%s rank %d: stretch [%d, %d) at %d leaves window %+v", name, rank, t0, t1, g, win)
-				}
-				for i := range t1 - t0 {
-					viaStretches = append(viaStretches, g+i)
-				}
-				return true
-			})
-			if !slices.Equal(viaStretches, worker0) {
+			if viaStretches := stretchRows(t, o, w0, sequenceRows(t, o), share.Rows()); !slices.Equal(viaStretches, worker0) {
 				t.Fatalf("%s rank %d: stretches give %v, positions %v", name, rank, viaStretches, worker0)
 			}
 			// The new job resumes within its own shares as any job does.

@@ -41,7 +41,10 @@ type EpochRequest struct {
 	// dataset whose order is another is refused. Unlike Generation it survives the dataset
 	// being made again from the same definition into the same partition row counts.
 	OrderKey string
-	Reader   cluster.EpochReader
+	// NodeStreams plans one segment per data node instead of one per stretch held by one node
+	// (EpochPlan.NodeStreams).
+	NodeStreams bool
+	Reader      cluster.EpochReader
 }
 
 // DefaultEpochRequest is a lone reader of epoch 0, shuffled with seed 0.
@@ -53,7 +56,7 @@ func DefaultEpochRequest() EpochRequest {
 }
 
 // EpochOptionNames lists the options a training read takes, as ParseEpochOptions reads them.
-var EpochOptionNames = []string{"seed", "epoch", "shuffle", "chunk_rows", "window_rows", "rank", "world_size", "worker", "num_workers", "batch_size", "worker_batches", "offset", "start", "shares", "generation", "order_key", "resume"}
+var EpochOptionNames = []string{"seed", "epoch", "shuffle", "chunk_rows", "window_rows", "rank", "world_size", "worker", "num_workers", "batch_size", "worker_batches", "offset", "start", "shares", "generation", "order_key", "resume", "node_streams"}
 
 // ParseEpochOptions reads a training read's options (names as in EpochOptionNames, values as
 // text) over DefaultEpochRequest. An unknown name or a value that is not a number of the
@@ -102,6 +105,8 @@ func ParseEpochOptions(opts map[string]string) (EpochRequest, error) {
 			req.Reader.Shares, err = cluster.ParseShareMode(strings.ToLower(value))
 		case "order_key":
 			req.OrderKey = value
+		case "node_streams":
+			req.NodeStreams, err = strconv.ParseBool(value)
 		case "resume":
 			req.Reader.Resumed, err = ParseResume(value)
 		default:
@@ -171,7 +176,8 @@ type EpochSlice struct {
 	Request  EpochRequest
 	// From and To bound the segment in the rank's share: the reader's positions in [From, To).
 	From, To int64
-	// Partitions are the partitions whose rows the segment reads, ascending (for messages).
+	// Partitions are the partitions whose rows the segment reads, ascending: the node produces
+	// the reader's rows in [From, To) that these partitions hold (all of them when it is empty).
 	Partitions []int
 }
 
@@ -181,9 +187,13 @@ type EpochPlan struct {
 	// Rows is how many rows the reader gets.
 	Rows int64
 	// Segments, read in order, give the reader's rows in order; Locations[i] is the data node
-	// holding segment i's rows.
-	Segments  []EpochSlice
-	Locations []string
+	// holding segment i's rows. With NodeStreams, each segment instead gives the rows one data
+	// node holds, in order, all segments the same stretch of the reader's share; each of its
+	// batches says which of the reader's rows it carries (node.epochStream's AppMetadata), and
+	// the reader places them.
+	Segments    []EpochSlice
+	Locations   []string
+	NodeStreams bool
 	// Dataset and Generation name what the read reads; EpochRows is how many rows the epoch
 	// has; OrderKey identifies the dataset's epoch orders (EpochOrderKey).
 	Dataset    string
@@ -197,9 +207,12 @@ type EpochPlan struct {
 // snapshots) and its partition row counts. A dataset made again from the same definition into
 // partitions of the same row counts holds the same rows in the same places (partitions are made
 // deterministically), so it has the same key and the same orders, and a job or checkpoint of
-// the old one may continue on it.
+// the old one may continue on it. The key covers the order's algorithm
+// (cluster.EpochOrderVersion), so a checkpoint made under another one is refused rather than
+// continued in another order.
 func EpochOrderKey(fingerprint string, partRows []int64) string {
 	h := sha256.New()
+	fmt.Fprintf(h, "v%d\x00", cluster.EpochOrderVersion)
 	h.Write([]byte(fingerprint))
 	for _, n := range partRows {
 		fmt.Fprintf(h, "\x00%d", n)
@@ -249,9 +262,13 @@ func (e *Engine) PlanEpochRead(ctx context.Context, sqlText string, req EpochReq
 	// The slice names its generation itself; the request's pins were checked here.
 	req.Generation, req.OrderKey = 0, ""
 	base := EpochSlice{Dataset: d.Name(), Generation: d.Generation(), Columns: cols, Names: names, PartRows: partRows, Request: req}
-	order.Stretches(req.Reader, 0, order.Rows(), func(t0, t1 int64, w int, _ int64) bool {
+	if req.NodeStreams {
+		planNodeStreams(plan, order, req.Reader, parts, base)
+		e.countRead(d)
+		return plan, nil
+	}
+	order.Stretches(req.Reader, 0, order.Rows(), func(t0, t1 int64, p int, _ int64) bool {
 		plan.Rows += t1 - t0
-		p := order.Windows()[w].Partition
 		loc := parts[p].Location
 		n := len(plan.Segments)
 		if n == 0 || plan.Locations[n-1] != loc {
@@ -268,11 +285,48 @@ func (e *Engine) PlanEpochRead(ctx context.Context, sqlText string, req EpochReq
 		}
 		return true
 	})
+	e.countRead(d)
+	return plan, nil
+}
+
+// countRead counts a planned read of d: every read a reader plans counts, as a query the head
+// prepares does.
+func (e *Engine) countRead(d *memcat.Dataset) {
 	if e.datasets != nil {
-		// Every read a reader plans counts, as a query the head prepares does.
 		e.datasets.Hit(d.Name())
 	}
-	return plan, nil
+}
+
+// planNodeStreams plans the read as one segment per data node holding rows of it: each the
+// reader's whole stretch [From, To) and the partitions of it that node holds, in the order the
+// nodes first hold a row of it.
+func planNodeStreams(plan *EpochPlan, order *cluster.EpochOrder, r cluster.EpochReader, parts []memcat.Part, base EpochSlice) {
+	plan.NodeStreams = true
+	from, to := int64(-1), int64(0)
+	at := map[string]int{}
+	order.Stretches(r, 0, order.Rows(), func(t0, t1 int64, p int, _ int64) bool {
+		plan.Rows += t1 - t0
+		if from < 0 {
+			from = t0
+		}
+		to = t1
+		loc := parts[p].Location
+		i, ok := at[loc]
+		if !ok {
+			i = len(plan.Segments)
+			at[loc] = i
+			plan.Segments = append(plan.Segments, base)
+			plan.Locations = append(plan.Locations, loc)
+		}
+		seg := &plan.Segments[i]
+		if k, found := slices.BinarySearch(seg.Partitions, p); !found {
+			seg.Partitions = slices.Insert(seg.Partitions, k, p)
+		}
+		return true
+	})
+	for i := range plan.Segments {
+		plan.Segments[i].From, plan.Segments[i].To = from, to
+	}
 }
 
 // epochOrderKey is d's EpochOrderKey: from the registry's fingerprint of its definition (none

@@ -62,7 +62,7 @@ func (s *Server) epochInfo(ctx context.Context, desc *flight.FlightDescriptor, q
 	if err != nil {
 		return nil, err
 	}
-	meta, err := json.Marshal(epochInfoMetadata{Dataset: plan.Dataset, Generation: plan.Generation, OrderKey: plan.OrderKey, EpochRows: plan.EpochRows})
+	meta, err := json.Marshal(epochInfoMetadata{Dataset: plan.Dataset, Generation: plan.Generation, OrderKey: plan.OrderKey, EpochRows: plan.EpochRows, NodeStreams: plan.NodeStreams})
 	if err != nil {
 		return nil, errs.Internalf("training read metadata: %v", err)
 	}
@@ -71,7 +71,7 @@ func (s *Server) epochInfo(ctx context.Context, desc *flight.FlightDescriptor, q
 		FlightDescriptor: desc,
 		TotalRecords:     plan.Rows,
 		TotalBytes:       -1,
-		Ordered:          true,
+		Ordered:          !plan.NodeStreams,
 		AppMetadata:      meta,
 	}
 	expires := s.now().Add(s.opts.TicketTTL)
@@ -103,6 +103,9 @@ type epochInfoMetadata struct {
 	Generation uint64 `json:"generation"`
 	OrderKey   string `json:"order_key"`
 	EpochRows  int64  `json:"epoch_rows"`
+	// NodeStreams says the endpoints are one per data node, read at once, each batch placed
+	// by its app_metadata (engine.EpochPlan.NodeStreams), not read one after another.
+	NodeStreams bool `json:"node_streams,omitempty"`
 }
 
 // epochEndpointMetadata is the app_metadata (JSON) of a training read's endpoint: the dataset
@@ -142,6 +145,7 @@ type trainingTicket struct {
 	Resumed [][]int64 `json:"resumed,omitempty"`
 	// PinnedOrderKey is EpochRequest.OrderKey ("" once planned, as PinnedGeneration).
 	PinnedOrderKey string `json:"pinned_order_key,omitempty"`
+	NodeStreams    bool   `json:"node_streams,omitempty"`
 	// Partitions is EpochSlice.Partitions.
 	Partitions []int `json:"partitions,omitempty"`
 	// User is the login the ticket was issued to ("" without one); only that user redeems it.
@@ -158,7 +162,7 @@ func newTrainingTicket(e engine.EpochSlice) trainingTicket {
 		Seed: r.Seed, Epoch: r.Epoch, Shuffle: r.Shuffle, ChunkRows: r.ChunkRows, WindowRows: r.WindowRows, PinnedGeneration: r.Generation,
 		WorldSize: rd.WorldSize, Rank: rd.Rank, NumWorkers: rd.NumWorkers, Worker: rd.Worker, BatchSize: rd.BatchSize,
 		WorkerBatches: rd.WorkerBatches, Offset: rd.Offset, Start: rd.Start, Shares: rd.Shares, From: e.From, To: e.To,
-		PinnedOrderKey: r.OrderKey, Partitions: e.Partitions,
+		PinnedOrderKey: r.OrderKey, Partitions: e.Partitions, NodeStreams: r.NodeStreams,
 	}
 	for _, p := range rd.Resumed {
 		t.Resumed = append(t.Resumed, p.Offsets)
@@ -198,6 +202,7 @@ func (t trainingTicket) slice() (engine.EpochSlice, error) {
 		Dataset: t.Dataset, Generation: t.Generation, Columns: t.Columns, Names: t.Names, PartRows: t.PartRows, Partitions: t.Partitions,
 		Request: engine.EpochRequest{
 			Seed: t.Seed, Epoch: t.Epoch, Shuffle: t.Shuffle, ChunkRows: t.ChunkRows, WindowRows: t.WindowRows, Generation: t.PinnedGeneration, OrderKey: t.PinnedOrderKey,
+			NodeStreams: t.NodeStreams,
 			Reader: cluster.EpochReader{
 				WorldSize: t.WorldSize, Rank: t.Rank, NumWorkers: t.NumWorkers, Worker: t.Worker, BatchSize: t.BatchSize,
 				WorkerBatches: t.WorkerBatches, Offset: t.Offset, Start: t.Start, Shares: t.Shares, Resumed: resumed,

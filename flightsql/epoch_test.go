@@ -1,6 +1,7 @@
 package flightsql
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 
@@ -265,6 +267,55 @@ func TestTrainingReadsOnDataNodes(t *testing.T) {
 			if len(ep.Location) != 1 || !nodes[ep.Location[0].Uri] {
 				t.Errorf("endpoint %d at %v", i, ep.Location)
 			}
+		}
+	})
+	t.Run("node streams: one endpoint per node, rows placed by their runs", func(t *testing.T) {
+		opts := []string{"cachedb-seed", "3", "cachedb-world-size", "2", "cachedb-rank", "1", "cachedb-window-rows", "4096", "cachedb-batch-size", "64"}
+		want, err := epochRead(t, cnxn, query, map[string]string{"seed": "3", "world_size": "2", "rank": "1", "window_rows": "4096", "batch_size": "64"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := c.head.arrowClient(t).Execute(metadata.AppendToOutgoingContext(ctx, append(opts, "cachedb-node-streams", "true")...), query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var meta struct {
+			NodeStreams bool `json:"node_streams"`
+		}
+		if err := json.Unmarshal(info.AppMetadata, &meta); err != nil || !meta.NodeStreams || info.Ordered || len(info.Endpoint) != len(c.nodes) || info.TotalRecords != int64(len(want)) {
+			t.Fatalf("node streams: app_metadata %s, ordered=%v, %d endpoints, %d records", info.AppMetadata, info.Ordered, len(info.Endpoint), info.TotalRecords)
+		}
+		got := make([]int64, len(want))
+		placed := 0
+		for i, ep := range info.Endpoint {
+			rdr, err := flightClient(t, strings.TrimPrefix(ep.Location[0].Uri, "grpc://")).DoGet(ctx, ep.Ticket)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := flight.NewRecordReader(rdr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r.Next() {
+				ids := r.RecordBatch().Column(0).(*array.Int64).Int64Values()
+				runs := r.LatestAppMetadata()
+				at := 0
+				for k := 0; k+16 <= len(runs); k += 16 {
+					u, n := int(binary.LittleEndian.Uint64(runs[k:])), int(binary.LittleEndian.Uint64(runs[k+8:]))
+					copy(got[u:u+n], ids[at:at+n])
+					at, placed = at+n, placed+n
+				}
+				if at != len(ids) {
+					t.Fatalf("endpoint %d: a batch of %d rows describes %d", i, len(ids), at)
+				}
+			}
+			if err := r.Err(); err != nil {
+				t.Fatal(err)
+			}
+			r.Release()
+		}
+		if placed != len(want) || !slices.Equal(got, want) {
+			t.Fatalf("the node streams placed %d rows, not the ordered read's %d in its order", placed, len(want))
 		}
 	})
 	t.Run("bad reads are refused and the server keeps serving", func(t *testing.T) {

@@ -72,15 +72,31 @@ func (s *Server) streamResults(ctx context.Context, rec *statementRecord, schema
 	return ch
 }
 
+// appMetadataReader is a reader whose batches each carry app_metadata (a training read's runs,
+// node.epochStream): AppMetadata is the current batch's.
+type appMetadataReader interface {
+	AppMetadata() []byte
+}
+
 // sendReader sends every batch of rdr; it reports false when the stream must stop (ctx ended,
-// or an error was sent).
+// or an error was sent). A batch's app_metadata (appMetadataReader) goes with the first piece
+// it is split into.
 func (s *Server) sendReader(ctx context.Context, rec *statementRecord, ch chan<- flight.StreamChunk, rdr array.RecordReader) bool {
+	withMeta, _ := rdr.(appMetadataReader)
 	for rdr.Next() {
 		pieces := splitBatch(rdr.RecordBatch(), s.opts.MaxBatchBytes)
+		var meta []byte
+		if withMeta != nil {
+			meta = withMeta.AppMetadata()
+		}
 		for i, p := range pieces {
 			rows, bytes := p.NumRows(), recordBytes(p)
+			chunk := flight.StreamChunk{Data: p}
+			if i == 0 {
+				chunk.AppMetadata = meta
+			}
 			select {
-			case ch <- flight.StreamChunk{Data: p}:
+			case ch <- chunk:
 				rec.sent(rows, bytes)
 			case <-ctx.Done():
 				for _, rest := range pieces[i:] {

@@ -2,14 +2,11 @@ package node
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/internal/errs"
 )
@@ -44,7 +41,7 @@ func (rt *Runtime) ReadEpoch(ctx context.Context, s engine.EpochSlice) (array.Re
 	current, _ := rt.eng.MemoryCatalog().Dataset(s.Dataset)
 	d := generationOf(current, s.Generation)
 	if d == nil {
-		parts, verb := partitionList(slicePartitions(order, s))
+		parts, verb := partitionList(slicePartitions(s))
 		return nil, errs.Unavailablef("%s of dataset %q (generation %d) %s not held by this data node: it started after the read was planned, or they are being made again; plan the read again shortly",
 			parts, s.Dataset, s.Generation, verb)
 	}
@@ -77,14 +74,17 @@ func epochSizes(rowBytes int64, batchSize int) (target, part int64) {
 	return target, max(target, epochGatherBytes/rowBytes/target*target)
 }
 
-// slicePartitions lists the partitions whose rows segment s reads, ascending.
-func slicePartitions(order *cluster.EpochOrder, s engine.EpochSlice) []int {
-	seen := map[int]bool{}
-	order.Stretches(s.Request.Reader, s.From, s.To, func(_, _ int64, w int, _ int64) bool {
-		seen[order.Windows()[w].Partition] = true
-		return true
-	})
-	return slices.Sorted(maps.Keys(seen))
+// slicePartitions lists the partitions whose rows segment s reads, ascending: the ones it names,
+// or all of them.
+func slicePartitions(s engine.EpochSlice) []int {
+	if len(s.Partitions) > 0 {
+		return s.Partitions
+	}
+	all := make([]int, len(s.PartRows))
+	for p := range all {
+		all[p] = p
+	}
+	return all
 }
 
 // partitionList names partitions ps ("partition 4", "partitions 1, 4") and the verb that

@@ -2,8 +2,8 @@ package node
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
-	"slices"
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,17 +19,17 @@ import (
 )
 
 // epochReader gathers the batches of a segment of a training read, which newEpochReader
-// streams (stream.Pull). For each run of the reader's stretches that lies in one window it
-// gathers those rows of the window (in parts of at most part rows, so that wide rows do not
-// hold a whole window's worth at once), one column at a time, then hands them out in batches
-// of up to target rows.
+// streams (stream.Pull): the runs of the reader's rows in [From, To) (cluster.EpochOrder
+// Stretches) whose partitions the segment names, in the reader's order. It gathers them in
+// parts of at most part rows (so that wide rows do not hold much at once), one column at a time,
+// then hands them out in record batches of up to target rows, each with its runs (AppMetadata).
 //
-// A column at a time keeps the gather in cache. A narrow column's rows of the window are first
-// copied together (the window's chunks are runs of consecutive rows), then picked in the
-// shuffled order from that copy, which is small enough to stay in cache (256 KiB of float32 at
-// the default window). A column whose rows are at least a cache line wide (an embedding, say)
-// is picked straight from the partition's batches: every row read is whole cache lines anyway.
-// Other layouts (strings, booleans, NULLs) are concatenated once per window and taken.
+// A run is rows of one window of one partition. For each partition the reader keeps the window
+// it reads (where each of its rows lies in the partition's batches, and its permutation), so a
+// row is located with two lookups. A column whose rows have a fixed size in every batch is
+// picked straight from the partitions' batches (exec.TakeFixedRowRefs): a window's rows lie in
+// a few hundred chunks of consecutive rows, so what a part picks stays in cache. Other layouts
+// (strings, booleans, NULLs) are concatenated once per window and taken.
 type epochReader struct {
 	ctx    context.Context
 	tc     *exec.TaskContext
@@ -39,33 +39,36 @@ type epochReader struct {
 	schema *arrow.Schema
 	// target and part bound a batch and a gathered part, in rows.
 	target, part int64
+	// serves says which partitions the segment reads (all when the slice names none).
+	serves []bool
 
-	// pieces are the (window, epoch position range) stretches still to read.
-	pieces []epochPiece
-	// win is the window being read.
-	win *epochWindow
-	// gathered holds a part of win's rows (from row at of its reading order on), per column:
-	// rows of them, sent of which are streamed already.
-	gathered       []arrow.Array
-	at, rows, sent int64
-	// scratch holds one narrow column of a window's rows while they are gathered; buffers
-	// allocates the gathered columns.
-	scratch []byte
-	buffers memory.Allocator
+	// next is the first share position of [From, To) not yet cut into runs; u counts the
+	// reader's rows before it (the reader's own numbering of its rows, from From on).
+	nextT, u int64
+	// runs are the runs cut and not yet gathered, in order.
+	runs []epochRun
+
+	// gathered holds a part: rows of it per column, sent of which are streamed already; its
+	// runs, in order, at part row partAt[i].
+	gathered   []arrow.Array
+	rows, sent int64
+	partRuns   []epochRun
+	partAt     []int64
+	meta       []byte
+	buffers    memory.Allocator
 	// opened are the batches of the partitions read so far (memcat.Part.Open, from whatever
-	// tier holds them), kept until the reader closes: a window's rows are read straight from
-	// them.
-	opened map[int]openedPart
-	// fixed caches, by partition and read column, the column's rows in each of the partition's
-	// batches as fixed-size bytes (exec.FixedRowBytes), for the windows that follow.
-	fixed map[[2]int]fixedColumn
-}
-
-// fixedColumn is one column's rows in a partition's batches as fixed-size bytes; ok is false
-// when some batch does not hold them so (a column with NULLs, say).
-type fixedColumn struct {
-	sources [][]byte
-	ok      bool
+	// tier holds them), kept until the reader closes: batches of them in all; base[p] numbers
+	// partition p's first batch among them (-1: not opened). sources[i] holds, for read column i, every
+	// opened batch's rows as fixed-size bytes (nil where a batch does not hold them so).
+	opened  map[int]openedPart
+	batches int
+	base    []int
+	sources [][][]byte
+	fixedOK map[[2]int]bool
+	// windows holds the window each partition is read in; retired, windows replaced while a
+	// part was gathered, freed once it is.
+	windows map[int]*partWindow
+	retired []*partWindow
 }
 
 type openedPart struct {
@@ -73,67 +76,232 @@ type openedPart struct {
 	release func()
 }
 
-type epochPiece struct {
-	window int
-	g0, g1 int64
-	// batchEnd is set when the piece ends one of the reader's batches.
-	batchEnd bool
+// epochRun is rows [j, j+n) of partition part's sequence, the reader's rows [u, u+n).
+type epochRun struct {
+	part    int
+	j, n, u int64
 }
 
-// epochWindow is what a reader knows of the window it reads.
-type epochWindow struct {
-	// batches are the window's partition's (partition part); stretches are the window's rows in
-	// them, in window order, rows of them in all.
-	part      int
-	batches   []arrow.RecordBatch
+// partWindow is what a reader knows of the window of a partition it reads.
+type partWindow struct {
+	part, index int
+	// stretches are the window's rows (in dealt order) in the partition's batches, rows of them;
+	// perm its permutation (nil: none); refs where each of its rows lies.
 	stretches []rowStretch
 	rows      int64
-	// idx are the window rows the reader reads, in reading order; next is the first of them
-	// not gathered yet. batchEnds are the positions in idx at which one of the reader's
-	// batches ends, ascending.
-	idx       []int32
-	next      int64
-	batchEnds []int64
-	// refs locate each window row in batches, made for the first wide column; fallback holds
-	// the window's rows of the columns without fixed-size rows, made on first use.
-	refs     []exec.RowRef
+	perm      []int32
+	refs      []exec.RowRef
+	// fallback holds the window's rows (dealt order) of the columns without fixed-size rows,
+	// made on first use.
 	fallback []arrow.Array
 }
 
 // newEpochReader streams segment s from the partitions parts in batches of up to target rows,
 // gathering at most part rows (a multiple of target) at once; buffers allocates the gathered
 // columns (every byte of which it writes). The stream follows internal/stream's contract; when
-// it ends or is released, what it gathered and tc's cache are freed.
-func newEpochReader(ctx context.Context, tc *exec.TaskContext, buffers memory.Allocator, s engine.EpochSlice, order *cluster.EpochOrder, parts []memcat.Part, schema *arrow.Schema, target, part int64) (array.RecordReader, error) {
-	r := &epochReader{ctx: ctx, tc: tc, buffers: buffers, slice: s, order: order, parts: parts, schema: schema, target: target, part: part, opened: map[int]openedPart{}, fixed: map[[2]int]fixedColumn{}}
-	var bad error
-	rd := s.Request.Reader
-	order.Stretches(rd, s.From, s.To, func(t0, t1 int64, w int, g int64) bool {
-		p := order.Windows()[w].Partition
-		if !parts[p].Held() || parts[p].Rows != s.PartRows[p] {
-			bad = errs.Unavailablef("partition %d of dataset %q is not held by this data node; plan the read again", p, s.Dataset)
-			return false
-		}
-		batchEnd := rd.BatchSize > 0 && (t1-rd.Offset)%int64(rd.BatchSize) == 0
-		r.pieces = append(r.pieces, epochPiece{window: w, g0: g, g1: g + t1 - t0, batchEnd: batchEnd})
-		return true
-	})
-	if bad != nil {
-		return nil, bad
+// it ends or is released, what it gathered and tc's cache are freed. A partition of the segment
+// not held, or held with another row count, is errs.Unavailable.
+func newEpochReader(ctx context.Context, tc *exec.TaskContext, buffers memory.Allocator, s engine.EpochSlice, order *cluster.EpochOrder, parts []memcat.Part, schema *arrow.Schema, target, part int64) (*epochStream, error) {
+	r := &epochReader{ctx: ctx, tc: tc, buffers: buffers, slice: s, order: order, parts: parts, schema: schema, target: target, part: part,
+		serves: make([]bool, len(parts)), nextT: s.From, opened: map[int]openedPart{}, base: make([]int, len(parts)),
+		sources: make([][][]byte, len(s.Columns)), fixedOK: map[[2]int]bool{}, windows: map[int]*partWindow{}}
+	for p := range r.base {
+		r.base[p] = -1
 	}
-	return stream.Pull(ctx, schema, r.next, r.close), nil
+	served := s.Partitions
+	if len(served) == 0 {
+		for p := range parts {
+			served = append(served, p)
+		}
+	}
+	for _, p := range served {
+		if p < 0 || p >= len(parts) {
+			return nil, errs.Invalidf("dataset %q has no partition %d", s.Dataset, p)
+		}
+		if !parts[p].Held() || parts[p].Rows != s.PartRows[p] {
+			return nil, errs.Unavailablef("partition %d of dataset %q is not held by this data node; plan the read again", p, s.Dataset)
+		}
+		r.serves[p] = true
+	}
+	es := &epochStream{r: r}
+	es.Reader = stream.Pull(ctx, schema, r.next, r.close)
+	return es, nil
 }
+
+// epochStream is the reader's stream; AppMetadata is the runs of its current batch.
+type epochStream struct {
+	*stream.Reader
+	r *epochReader
+}
+
+// AppMetadata describes the current batch's rows: for each run of them in order, the reader's
+// row number of its first row and its row count, as little-endian int64 pairs. A client
+// reading a read's segments from several nodes at once (EpochRequest.NodeStreams) places every
+// row by it.
+func (s *epochStream) AppMetadata() []byte { return s.r.meta }
 
 // close frees what the reader holds; the stream runs it once, at its end or final Release.
 func (r *epochReader) close() {
 	r.tc.Cache.Release()
 	releaseColumns(r.gathered)
 	r.gathered = nil
-	r.dropWindow()
+	for _, w := range r.windows {
+		releaseColumns(w.fallback)
+	}
+	r.freeRetired()
 	for _, o := range r.opened {
 		o.release()
 	}
-	r.opened, r.fixed = nil, nil
+	r.opened, r.windows, r.sources = nil, nil, nil
+}
+
+func (r *epochReader) freeRetired() {
+	for _, w := range r.retired {
+		releaseColumns(w.fallback)
+	}
+	r.retired = nil
+}
+
+// cutRuns cuts the reader's rows into runs until at least want rows of them wait or none are
+// left.
+func (r *epochReader) cutRuns(want int64) {
+	const span = 1 << 16 // share positions cut at a time
+	var waiting int64
+	for _, run := range r.runs {
+		waiting += run.n
+	}
+	rd := r.slice.Request.Reader
+	for waiting < want && r.nextT < r.slice.To {
+		to := min(r.slice.To, r.nextT+span)
+		r.order.Stretches(rd, r.nextT, to, func(t0, t1 int64, p int, j int64) bool {
+			n := t1 - t0
+			if r.serves[p] {
+				r.runs = append(r.runs, epochRun{part: p, j: j, n: n, u: r.u})
+				waiting += n
+			}
+			r.u += n
+			return true
+		})
+		r.nextT = to
+	}
+}
+
+// next returns the next batch of the part gathered last, gathering the next part first when
+// that one is all sent; nil at the end. The stream checks the context before each call.
+func (r *epochReader) next() (arrow.RecordBatch, error) {
+	if r.sent == r.rows {
+		releaseColumns(r.gathered)
+		r.gathered = nil
+		r.cutRuns(r.part)
+		if len(r.runs) == 0 {
+			r.meta = nil
+			return nil, nil
+		}
+		if err := r.gatherPart(); err != nil {
+			return nil, err
+		}
+	}
+	n := min(r.target, r.rows-r.sent)
+	cols := make([]arrow.Array, len(r.gathered))
+	for i, a := range r.gathered {
+		cols[i] = array.NewSlice(a, r.sent, r.sent+n)
+	}
+	b := array.NewRecordBatch(r.schema, cols, n)
+	releaseColumns(cols)
+	r.meta = r.runsMeta(r.sent, r.sent+n)
+	r.sent += n
+	return b, nil
+}
+
+// runsMeta encodes the runs of the part's rows [from, to) (AppMetadata).
+func (r *epochReader) runsMeta(from, to int64) []byte {
+	i := sort.Search(len(r.partAt), func(i int) bool { return r.partAt[i]+r.partRuns[i].n > from })
+	var out []byte
+	for ; i < len(r.partRuns) && r.partAt[i] < to; i++ {
+		lo, hi := max(from, r.partAt[i]), min(to, r.partAt[i]+r.partRuns[i].n)
+		out = binary.LittleEndian.AppendUint64(out, uint64(r.partRuns[i].u+lo-r.partAt[i]))
+		out = binary.LittleEndian.AppendUint64(out, uint64(hi-lo))
+	}
+	return out
+}
+
+// gatherPart takes the next runs, up to part rows, as the part and gathers their rows.
+func (r *epochReader) gatherPart() error {
+	r.partRuns, r.partAt = r.partRuns[:0], r.partAt[:0]
+	var rows int64
+	for len(r.runs) > 0 && rows < r.part {
+		run := r.runs[0]
+		if take := r.part - rows; run.n > take {
+			r.runs[0].j, r.runs[0].n, r.runs[0].u = run.j+take, run.n-take, run.u+take
+			run.n = take
+		} else {
+			r.runs = r.runs[1:]
+		}
+		r.partRuns, r.partAt = append(r.partRuns, run), append(r.partAt, rows)
+		rows += run.n
+	}
+	// For each row: where it lies among the opened batches, and which of the part's windows
+	// holds it at which (dealt) row.
+	refs := make([]exec.RowRef, 0, rows)
+	slots := make([]int32, 0, rows)
+	dealt := make([]int32, 0, rows)
+	var wins []*partWindow
+	for _, run := range r.partRuns {
+		w, i := r.order.Window(run.j)
+		win, err := r.window(run.part, w)
+		if err != nil {
+			return err
+		}
+		slot := int32(len(wins))
+		if len(wins) == 0 || wins[slot-1] != win {
+			wins = append(wins, win)
+		} else {
+			slot--
+		}
+		base := int32(r.base[run.part])
+		for k := i; k < i+run.n; k++ {
+			d := int32(k)
+			if win.perm != nil {
+				d = win.perm[k]
+			}
+			ref := win.refs[d]
+			ref.Batch += base
+			refs, slots, dealt = append(refs, ref), append(slots, slot), append(dealt, d)
+		}
+	}
+	r.gathered = make([]arrow.Array, len(r.slice.Columns))
+	for i, c := range r.slice.Columns {
+		a, err := r.gatherColumn(i, c, refs, wins, slots, dealt)
+		if err != nil {
+			return err
+		}
+		r.gathered[i] = a
+	}
+	r.freeRetired()
+	r.rows, r.sent = rows, 0
+	return nil
+}
+
+// window returns window w of partition p, made the one the reader keeps for p.
+func (r *epochReader) window(p, w int) (*partWindow, error) {
+	if win := r.windows[p]; win != nil && win.index == w {
+		return win, nil
+	}
+	batches, err := r.partBatches(p)
+	if err != nil {
+		return nil, err
+	}
+	chunks, perm := r.order.Gather(p, w)
+	stretches, rows, err := stretchesOf(batches, chunks)
+	if err != nil {
+		return nil, err
+	}
+	win := &partWindow{part: p, index: w, stretches: stretches, rows: rows, perm: perm, refs: locateRows(stretches, rows), fallback: make([]arrow.Array, len(r.slice.Columns))}
+	if old := r.windows[p]; old != nil {
+		r.retired = append(r.retired, old)
+	}
+	r.windows[p] = win
+	return win, nil
 }
 
 // partBatches returns partition p's batches, opening it on first use.
@@ -146,166 +314,64 @@ func (r *epochReader) partBatches(p int) ([]arrow.RecordBatch, error) {
 		return nil, fmt.Errorf("partition %d of dataset %q: %w", p, r.slice.Dataset, err)
 	}
 	r.opened[p] = openedPart{batches: batches, release: release}
+	r.base[p] = r.batches
+	r.batches += len(batches)
+	for i, c := range r.slice.Columns {
+		ok := true
+		for _, b := range batches {
+			rows, fixed := exec.FixedRowBytes(b.Column(c))
+			ok = ok && fixed
+			r.sources[i] = append(r.sources[i], rows)
+		}
+		r.fixedOK[[2]int{p, i}] = ok
+	}
 	return batches, nil
 }
 
-func (r *epochReader) dropWindow() {
-	if r.win != nil {
-		releaseColumns(r.win.fallback)
-		r.win = nil
+// gatherColumn returns the part's rows of column col, the i-th read: refs locate them among the
+// opened batches; slots[k] and dealt[k] say which of the part's windows holds row k at which
+// dealt row.
+func (r *epochReader) gatherColumn(i, col int, refs []exec.RowRef, wins []*partWindow, slots, dealt []int32) (arrow.Array, error) {
+	fixed := true
+	for _, w := range wins {
+		fixed = fixed && r.fixedOK[[2]int{w.part, i}]
 	}
-}
-
-// next returns the next batch of the part gathered last, gathering the next part (of this
-// window or the next) first when that one is all sent; nil at the end. The stream checks the
-// context before each call.
-func (r *epochReader) next() (arrow.RecordBatch, error) {
-	if r.sent == r.rows {
-		releaseColumns(r.gathered)
-		r.gathered = nil
-		if r.win == nil || r.win.next == int64(len(r.win.idx)) {
-			r.dropWindow()
-			if len(r.pieces) == 0 {
-				return nil, nil
-			}
-			if err := r.loadWindow(); err != nil {
+	if fixed {
+		return exec.TakeFixedRowRefs(r.buffers, r.schema.Field(i).Type, r.sources[i], refs), nil
+	}
+	// The windows' rows concatenated (each window's once), then taken.
+	t := r.schema.Field(i).Type
+	pieces := make([]arrow.Array, len(wins))
+	offsets := make([]int32, len(wins))
+	var at int32
+	for k, w := range wins {
+		if w.fallback[i] == nil {
+			batches, err := r.partBatches(w.part)
+			if err != nil {
 				return nil, err
 			}
-		}
-		if err := r.gatherPart(); err != nil {
-			return nil, err
-		}
-	}
-	n := r.win.cut(r.at+r.sent, min(r.target, r.rows-r.sent))
-	cols := make([]arrow.Array, len(r.gathered))
-	for i, a := range r.gathered {
-		cols[i] = array.NewSlice(a, r.sent, r.sent+n)
-	}
-	b := array.NewRecordBatch(r.schema, cols, n)
-	releaseColumns(cols)
-	r.sent += n
-	return b, nil
-}
-
-// cut returns how many of the window's rows from position from of the reading order to take,
-// limit at most: all of them when they reach the window's end, else up to the last of the
-// reader's batch ends within reach, when there is one. So a client cutting the stream into its
-// batches slices whole ones out of record batches, and copies rows together only for a batch
-// that a window boundary splits.
-func (w *epochWindow) cut(from, limit int64) int64 {
-	if from+limit >= int64(len(w.idx)) {
-		return int64(len(w.idx)) - from
-	}
-	i := sort.Search(len(w.batchEnds), func(i int) bool { return w.batchEnds[i] > from+limit })
-	if i > 0 && w.batchEnds[i-1] > from {
-		return w.batchEnds[i-1] - from
-	}
-	return limit
-}
-
-// loadWindow takes the leading pieces that lie in one window as the window to read.
-func (r *epochReader) loadWindow() error {
-	w := r.pieces[0].window
-	desc := r.order.Windows()[w]
-	chunks, perm := r.order.Gather(w)
-	batches, err := r.partBatches(desc.Partition)
-	if err != nil {
-		return err
-	}
-	stretches, rows, err := stretchesOf(batches, chunks)
-	if err != nil {
-		return err
-	}
-	win := &epochWindow{part: desc.Partition, batches: batches, stretches: stretches, rows: rows, fallback: make([]arrow.Array, len(r.slice.Columns))}
-	for len(r.pieces) > 0 && r.pieces[0].window == w {
-		p := r.pieces[0]
-		for g := p.g0; g < p.g1; g++ {
-			i := int32(g - desc.Start)
-			if perm != nil {
-				i = perm[i]
+			rows, err := concatStretches(r.tc, batches, col, t, w.stretches)
+			if err != nil {
+				return nil, err
 			}
-			win.idx = append(win.idx, i)
+			w.fallback[i] = rows
 		}
-		if p.batchEnd {
-			win.batchEnds = append(win.batchEnds, int64(len(win.idx)))
+		pieces[k], offsets[k] = w.fallback[i], at
+		at += int32(w.fallback[i].Len())
+	}
+	all := pieces[0]
+	if len(pieces) > 1 {
+		var err error
+		if all, err = array.Concatenate(pieces, r.tc.Alloc); err != nil {
+			return nil, errs.Internalf("gathering a training read: %v", err)
 		}
-		r.pieces = r.pieces[1:]
+		defer all.Release()
 	}
-	r.win = win
-	return nil
-}
-
-// gatherPart gathers the window's next part.
-func (r *epochReader) gatherPart() error {
-	w := r.win
-	n := w.cut(w.next, r.part)
-	idx := w.idx[w.next : w.next+n]
-	r.gathered = make([]arrow.Array, len(r.slice.Columns))
-	for i, c := range r.slice.Columns {
-		a, err := r.gatherColumn(i, c, idx)
-		if err != nil {
-			return err
-		}
-		r.gathered[i] = a
+	idx := make([]int32, len(slots))
+	for k, s := range slots {
+		idx[k] = offsets[s] + dealt[k]
 	}
-	r.at, r.rows, r.sent = w.next, n, 0
-	w.next += n
-	return nil
-}
-
-// wideRowBytes is the row width from which a column is picked straight from the batches.
-const wideRowBytes = 64
-
-// gatherColumn returns the rows idx (window row numbers) of column col, the i-th read.
-func (r *epochReader) gatherColumn(i, col int, idx []int32) (arrow.Array, error) {
-	w := r.win
-	dt := r.schema.Field(i).Type
-	width := exec.FixedRowWidth(dt)
-	fixed, seen := r.fixed[[2]int{w.part, col}]
-	if !seen {
-		fixed = fixedColumn{sources: make([][]byte, len(w.batches)), ok: true}
-		for b, batch := range w.batches {
-			if fixed.sources[b], fixed.ok = exec.FixedRowBytes(batch.Column(col)); !fixed.ok {
-				break
-			}
-		}
-		r.fixed[[2]int{w.part, col}] = fixed
-	}
-	if !fixed.ok {
-		return r.concatAndTake(i, col, idx)
-	}
-	sources := fixed.sources
-	if width >= wideRowBytes {
-		if w.refs == nil {
-			w.refs = locateRows(w.stretches, w.rows)
-		}
-		picked := make([]exec.RowRef, len(idx))
-		for k, j := range idx {
-			picked[k] = w.refs[j]
-		}
-		return exec.TakeFixedRowRefs(r.buffers, dt, sources, picked), nil
-	}
-	size := int(w.rows) * width
-	r.scratch = slices.Grow(r.scratch[:0], size)[:size]
-	at := 0
-	for _, st := range w.stretches {
-		at += copy(r.scratch[at:], sources[st.batch][int(st.from)*width:int(st.to)*width])
-	}
-	return exec.TakeFixedRows(r.buffers, dt, r.scratch, idx), nil
-}
-
-// concatAndTake is gatherColumn for any column: the window's rows concatenated (once per
-// window), then taken.
-func (r *epochReader) concatAndTake(i, col int, idx []int32) (arrow.Array, error) {
-	w := r.win
-	if w.fallback[i] == nil {
-		rows, err := concatStretches(r.tc, w.batches, col, r.schema.Field(i).Type, w.stretches)
-		if err != nil {
-			return nil, err
-		}
-		w.fallback[i] = rows
-	}
-	return exec.TakeArrayRows(r.ctx, r.tc, w.fallback[i], idx)
+	return exec.TakeArrayRows(r.ctx, r.tc, all, idx)
 }
 
 // rowStretch is rows [from, to) of one of a partition's batches.

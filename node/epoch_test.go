@@ -2,8 +2,10 @@ package node
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,9 +162,9 @@ func testEpochReaderKeepsRowsWhole(t *testing.T, onDisk bool) {
 									t.Fatal(r.Err())
 								}
 								r.Release()
-								// A record batch ends inside one of the reader's batches only where a window ends.
-								if windows := len(order.Windows()); offGrid > windows {
-									t.Fatalf("rank %d worker %d: %d record batches end inside a batch of %d rows; the epoch has %d windows", rank, worker, offGrid, batch, windows)
+								// Record batches end at the reader's batch ends (but for the last).
+								if offGrid > 1 {
+									t.Fatalf("rank %d worker %d: %d record batches end inside a batch of %d rows", rank, worker, offGrid, batch)
 								}
 							}
 						}
@@ -243,14 +245,10 @@ func TestReadEpochOfADatasetNotHeldIsUnavailable(t *testing.T) {
 	}
 	defer rt.Close()
 	partRows := []int64{100, 300, 50}
-	order, err := cluster.NewEpochOrder(partRows, 1, 0, false, 16, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
 	req := engine.DefaultEpochRequest()
 	req.Shuffle, req.Seed, req.ChunkRows, req.WindowRows = false, 1, 16, 64
 	// Without shuffling, rows 120 to 180 of the epoch are rows of partition 1 only.
-	s := engine.EpochSlice{Dataset: "samples", Generation: 4, Columns: []int{0}, Names: []string{"id"}, PartRows: partRows, Request: req, From: 120, To: 180}
+	s := engine.EpochSlice{Dataset: "samples", Generation: 4, Columns: []int{0}, Names: []string{"id"}, PartRows: partRows, Request: req, From: 120, To: 180, Partitions: []int{1}}
 	_, err = rt.ReadEpoch(context.Background(), s)
 	if errs.CategoryOf(err) != errs.Unavailable {
 		t.Fatalf("reading a dataset not held: %v, want Unavailable", err)
@@ -260,8 +258,8 @@ func TestReadEpochOfADatasetNotHeldIsUnavailable(t *testing.T) {
 			t.Errorf("message %q does not say %q", err, want)
 		}
 	}
-	if got := slicePartitions(order, engine.EpochSlice{Request: req, From: 0, To: 450}); fmt.Sprint(got) != "[0 1 2]" {
-		t.Errorf("the whole epoch reads partitions %v", got)
+	if got := slicePartitions(engine.EpochSlice{PartRows: partRows, Request: req, From: 0, To: 450}); fmt.Sprint(got) != "[0 1 2]" {
+		t.Errorf("a slice naming no partitions reads %v", got)
 	}
 }
 
@@ -279,4 +277,125 @@ func partsOnDisk(t testing.TB, schema *arrow.Schema, parts []memcat.Part) []memc
 		out[i] = memcat.TieredPart(data)
 	}
 	return out
+}
+
+// A read split into one stream per node (each the reader's rows of the partitions that node
+// holds, every batch saying which of the reader's rows it carries) reassembles exactly the rows
+// one stream of every partition gives, whatever the placement; and the reader's batches mix
+// the partitions.
+func TestEpochNodeStreamsReassembleTheOrder(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	buffers := newBufferRecycler(mem, 1<<20, mempool.Unlimited())
+	defer buffers.close()
+	partRows := []int64{3000, 2500, 4100, 1800, 2999}
+	parts := epochTestParts(mem, partRows, 700)
+	defer func() {
+		for _, p := range parts {
+			for _, b := range p.Batches {
+				b.Release()
+			}
+		}
+	}()
+	var total int64
+	for _, n := range partRows {
+		total += n
+	}
+	firstID := make([]int64, len(partRows)+1) // partition of a row id: ids count partitions in order
+	for p, n := range partRows {
+		firstID[p+1] = firstID[p] + n
+	}
+	partOf := func(id int64) int {
+		p := 0
+		for id >= firstID[p+1] {
+			p++
+		}
+		return p
+	}
+	order, err := cluster.NewEpochOrder(partRows, 5, 1, true, 32, 512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := arrow.NewSchema([]arrow.Field{epochTestSchema.Field(0), epochTestSchema.Field(2), epochTestSchema.Field(4)}, nil)
+	// read returns the reader's rows (ids) that the segment of partitions gives, placed by the
+	// batches' runs (-1 where it gives none).
+	read := func(r cluster.EpochReader, partitions []int, rows int64) []int64 {
+		req := engine.DefaultEpochRequest()
+		req.Seed, req.Epoch, req.ChunkRows, req.WindowRows, req.Reader, req.NodeStreams = 5, 1, 32, 512, r, true
+		s := engine.EpochSlice{Columns: []int{0, 2, 4}, Names: []string{"id", "n", "s"}, PartRows: partRows, Request: req, From: 0, To: r.Share(total).Rows(), Partitions: partitions}
+		tc := &exec.TaskContext{Alloc: mem, BatchSize: 100, Cache: exec.NewQueryCache()}
+		es, err := newEpochReader(context.Background(), tc, buffers, s, order, parts, schema, 300, 900)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer es.Release()
+		placed := make([]int64, rows)
+		for i := range placed {
+			placed[i] = -1
+		}
+		for es.Next() {
+			rb := es.RecordBatch()
+			meta := es.AppMetadata()
+			var at int64
+			for k := 0; k+16 <= len(meta); k += 16 {
+				u, n := int64(binary.LittleEndian.Uint64(meta[k:])), int64(binary.LittleEndian.Uint64(meta[k+8:]))
+				for i := range n {
+					placed[u+i] = rb.Column(0).(*array.Int64).Value(int(at + i))
+				}
+				at += n
+			}
+			if at != rb.NumRows() {
+				t.Fatalf("a batch of %d rows describes %d", rb.NumRows(), at)
+			}
+		}
+		if es.Err() != nil {
+			t.Fatal(es.Err())
+		}
+		return placed
+	}
+	for _, placement := range [][][]int{{{0, 1, 2, 3, 4}}, {{0, 2}, {1, 3, 4}}, {{4}, {0, 1}, {2, 3}}} {
+		for _, r := range []cluster.EpochReader{
+			{WorldSize: 1, NumWorkers: 1, BatchSize: 100},
+			{WorldSize: 3, Rank: 1, NumWorkers: 2, Worker: 1, BatchSize: 64, WorkerBatches: 3},
+		} {
+			share := r.Share(total)
+			var rows int64
+			r.Ranges(share.Rows(), 0, share.Rows(), func(t0, t1 int64) bool { rows += t1 - t0; return true })
+			whole := read(r, nil, rows)
+			got := make([]int64, rows)
+			for i := range got {
+				got[i] = -1
+			}
+			for _, node := range placement {
+				for u, id := range read(r, node, rows) {
+					if id < 0 {
+						continue
+					}
+					if got[u] >= 0 {
+						t.Fatalf("placement %v: row %d given twice", placement, u)
+					}
+					if !slices.Contains(node, partOf(id)) {
+						t.Fatalf("placement %v: node %v gave a row of partition %d", placement, node, partOf(id))
+					}
+					got[u] = id
+				}
+			}
+			if !slices.Equal(got, whole) || slices.Contains(whole, -1) {
+				t.Fatalf("placement %v reader %+v: the node streams reassemble another order", placement, r)
+			}
+			// Every stretch of two blocks of the epoch holds rows of every partition.
+			if r.WorldSize == 1 {
+				span := 2 * int64(cluster.BlockRows)
+				for b := int64(0); b+span <= rows; b += span / 2 {
+					seen := map[int]bool{}
+					for _, id := range whole[b : b+span] {
+						seen[partOf(id)] = true
+					}
+					if len(seen) < len(partRows) {
+						t.Fatalf("rows %d to %d hold partitions %v only", b, b+span, seen)
+					}
+				}
+			}
+		}
+	}
 }

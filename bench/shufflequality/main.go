@@ -35,6 +35,7 @@ type sizeResult struct {
 	Partitions int   `json:"partitions"`
 	Files      int   `json:"files"`
 	Windows    int   `json:"windows"`
+	Blocks     int64 `json:"blocks"`
 	BatchSize  int64 `json:"batch_size"`
 	// Per batch, mean over the batches of epoch 0 (whole batches only).
 	FilesPerBatch        float64 `json:"files_per_batch"`
@@ -122,7 +123,10 @@ func measure(d dataset, rep report, batch int64) (sizeResult, error) {
 		}
 		var visit func(g int64, part, file int)
 		if e == 0 {
-			res.Windows = len(o.Windows())
+			for p := range d.partRows {
+				res.Windows += o.PartitionWindows(p)
+			}
+			res.Blocks = o.Blocks()
 			visit = func(g int64, part, file int) {
 				files.add(g, file)
 				partsSeen.add(g, part)
@@ -173,7 +177,7 @@ func print(r sizeResult, worlds []int) {
 	for _, s := range r.Spearman {
 		lo, hi = min(lo, s), max(hi, s)
 	}
-	fmt.Printf("\n%d rows, %d partitions, %d files, %d windows (%.1fs)\n", r.Rows, r.Partitions, r.Files, r.Windows, r.Seconds)
+	fmt.Printf("\n%d rows, %d partitions, %d files, %d windows, %d blocks (%.1fs)\n", r.Rows, r.Partitions, r.Files, r.Windows, r.Blocks, r.Seconds)
 	fmt.Printf("  files per batch       %6.2f   uniform %6.2f   (%.0f%%) %s\n", r.FilesPerBatch, r.FilesPerBatchUniform,
 		100*r.FilesPerBatch/r.FilesPerBatchUniform, mark(r.Within["files_per_batch"]))
 	fmt.Printf("  partitions per batch  %6.2f   uniform %6.2f\n", r.PartsPerBatch, r.PartsPerBatchUniform)

@@ -63,30 +63,43 @@ func (d dataset) fileRows() []int64 {
 }
 
 // epochPositions returns, for every row (global number), its position in the epoch order.
-// visit, when not nil, is called with every position's partition and file in epoch order.
+// visit, when not nil, is called with every position's partition and file in epoch order. It
+// walks the order's runs (cluster.EpochOrder.Runs) and gathers their windows, as a data node does.
 func epochPositions(o *cluster.EpochOrder, d dataset, pos []uint32, visit func(g int64, part, file int)) {
-	var rows []int64
-	for w, win := range o.Windows() {
-		chunks, perm := o.Gather(w)
-		rows = rows[:0]
-		for _, c := range chunks {
-			for r := c.From; r < c.To; r++ {
-				rows = append(rows, r)
-			}
-		}
-		for i := range rows {
-			j := int32(i)
-			if perm != nil {
-				j = perm[i]
-			}
-			g := win.Start + int64(i)
-			r := rows[j]
-			pos[d.partStart[win.Partition]+r] = uint32(g)
-			if visit != nil {
-				visit(g, win.Partition, d.file(win.Partition, r))
-			}
-		}
+	type window struct {
+		index int
+		rows  []int64 // partition rows in sequence order
 	}
+	current := map[int]*window{}
+	o.Runs(0, o.Rows(), func(g int64, p int, j, n int64) bool {
+		w, i := o.Window(j)
+		win := current[p]
+		if win == nil || win.index != w {
+			chunks, perm := o.Gather(p, w)
+			var dealt []int64
+			for _, c := range chunks {
+				for r := c.From; r < c.To; r++ {
+					dealt = append(dealt, r)
+				}
+			}
+			win = &window{index: w, rows: dealt}
+			if perm != nil {
+				win.rows = make([]int64, len(dealt))
+				for k, x := range perm {
+					win.rows[k] = dealt[x]
+				}
+			}
+			current[p] = win
+		}
+		for k := range n {
+			r := win.rows[i+k]
+			pos[d.partStart[p]+r] = uint32(g + k)
+			if visit != nil {
+				visit(g+k, p, d.file(p, r))
+			}
+		}
+		return true
+	})
 }
 
 // distinctCounter counts the distinct values among consecutive groups of size positions.

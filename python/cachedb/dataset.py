@@ -37,6 +37,7 @@ except ImportError as e:  # only torch's own absence gets the hint
     ) from e
 
 from ._flight import FlightClients, Security, option_headers
+from ._merge import merge_node_streams, unit_rows
 from .errors import UnavailableError
 from .resume import Position, decode_resumed, encode_resumed, resume_position, state_of
 from .tensors import Nulls, arrow_to_tensors, check_nulls, column_to_tensor
@@ -55,11 +56,12 @@ def quote_string(value: str) -> str:
 
 
 class _EndpointReader(threading.Thread):
-    """Reads one endpoint into a bounded queue: record batches, then None, or an exception."""
+    """Reads one endpoint into a bounded queue: record batches (with their app_metadata, as
+    pairs, when with_metadata), then None, or an exception."""
 
-    def __init__(self, clients: FlightClients, endpoint: flight.FlightEndpoint, depth: int):
+    def __init__(self, clients: FlightClients, endpoint: flight.FlightEndpoint, depth: int, with_metadata: bool = False):
         super().__init__(daemon=True)
-        self.clients, self.endpoint = clients, endpoint
+        self.clients, self.endpoint, self.with_metadata = clients, endpoint, with_metadata
         self.queue: "queue.Queue[Any]" = queue.Queue(depth)
         self.stopped = threading.Event()
         self.reader: Optional[flight.FlightStreamReader] = None
@@ -81,7 +83,7 @@ class _EndpointReader(threading.Thread):
                     chunk = self.reader.read_chunk()
                 except StopIteration:
                     break
-                if not self._put(chunk.data):
+                if not self._put((chunk.data, chunk.app_metadata) if self.with_metadata else chunk.data):
                     return
             self._put(None)
         except BaseException as e:  # handed to the consumer, which raises it
@@ -148,6 +150,25 @@ def stream_endpoints(
     finally:
         # The readers' calls must be over before the caller closes the clients they use (a
         # Flight client closed under a call in another thread crashes the process).
+        for r in readers:
+            r.stop()
+        for r in readers:
+            r.join(timeout=READER_STOP_S)
+
+
+def merge_endpoints(
+    clients: FlightClients, endpoints: Sequence[flight.FlightEndpoint], schema: pa.Schema, rows: int, depth: int = 4
+) -> Generator[pa.RecordBatch, None, None]:
+    """Yields the rows of a training read planned as node streams (one endpoint per data node,
+    all read at once; cachedb._merge) in the reader's order, in record batches of ``rows``
+    rows (the last may be shorter)."""
+    readers = [_EndpointReader(clients, ep, depth, with_metadata=True) for ep in endpoints]
+    try:
+        for r in readers:
+            r.start()
+        yield from merge_node_streams(readers, schema, rows)
+    finally:
+        # As in stream_endpoints: the calls end before the clients are closed.
         for r in readers:
             r.stop()
         for r in readers:
@@ -411,6 +432,9 @@ class CacheDataset(IterableDataset):
             "seed": self.seed, "epoch": self.epoch, "shuffle": self.shuffle, "shares": self.shares,
             "rank": self.rank, "world_size": self.world_size, "worker": worker, "num_workers": num_workers,
             "batch_size": self.batch_size, "window_rows": self.window_rows, "chunk_rows": self.chunk_rows,
+            # One endpoint per data node, merged here (merge_endpoints), rather than one per
+            # stretch of rows a node holds: a batch holds rows of every partition.
+            "node_streams": True,
         }
         if not whole:
             opts.update(offset=self._offset, order_key=self.order_key)
@@ -435,7 +459,7 @@ class CacheDataset(IterableDataset):
         device = self.device if in_process else None
         turn = 1 if in_process else self._worker_batches
         for batch in self._batches(worker, num_workers, turn):
-            out = self.from_arrow_rb_to_tensor(batch)
+            out = batch.tensors if isinstance(batch, _Converted) else self.from_arrow_rb_to_tensor(batch)
             if turn > 1:
                 # Several batches at once, cut apart by cachedb.DataLoader in the main process.
                 yield Turn(out, self.batch_size)
@@ -457,10 +481,11 @@ class CacheDataset(IterableDataset):
             yield min(wait, self.MAX_RETRY_WAIT)
             wait *= 2
 
-    def _batches(self, worker: int, num_workers: int, turn: int = 1) -> Iterator[pa.RecordBatch]:
+    def _batches(self, worker: int, num_workers: int, turn: int = 1) -> Iterator[Union[pa.RecordBatch, "_Converted"]]:
         """This worker's batches in order, planned again after a failure from the first batch it
         had not yielded yet. With turn > 1 the worker reads turns of that many consecutive
-        batches and yields each turn as one record batch."""
+        batches and yields each turn as one record batch. A batch merged from node streams may
+        come converted already (_Converted: see _cut)."""
         b = self.batch_size
         clients = FlightClients(self.address, self.timeout, self.security)
         yielded = 0  # batches of b rows
@@ -473,9 +498,14 @@ class CacheDataset(IterableDataset):
                 start = self._offset + ((t * num_workers + worker) * turn + j) * b if yielded else 0
                 try:
                     info = clients.flight_info(self.query, option_headers(self._options(worker, num_workers, start)))
-                    stream = stream_endpoints(clients, info.endpoints, self.prefetch)
+                    if json.loads(info.app_metadata or b"{}").get("node_streams") and len(info.endpoints) > 1:
+                        stream = merge_endpoints(clients, info.endpoints, info.schema, unit_rows(b * turn))
+                        batches: Iterator[Any] = self._cut(stream, b * turn)
+                    else:
+                        stream = stream_endpoints(clients, info.endpoints, self.prefetch)
+                        batches = rebatch(stream, b * turn)
                     try:
-                        for batch in rebatch(stream, b * turn):
+                        for batch in batches:
                             yield batch
                             if failures:
                                 waits, failures, began = self.retry_waits(), 0, time.monotonic()
@@ -497,6 +527,22 @@ class CacheDataset(IterableDataset):
                     self._sleep(wait)
         finally:
             clients.close()
+
+    def _cut(self, units: Iterable[pa.RecordBatch], rows: int) -> Iterator[Union[pa.RecordBatch, "_Converted"]]:
+        """Cuts merged units (multiples of rows) into batches of rows. With the default
+        converter a unit without nulls is converted once and its tensors sliced per batch (a
+        unit is fresh memory, tens of batches: one conversion instead of one per batch);
+        otherwise each batch is converted as it comes, by whatever converts batches."""
+        whole = _converts_by_default(self)
+        for unit in units:
+            n = unit.num_rows
+            if whole and all(c.null_count == 0 for c in unit.columns):
+                tensors = self.from_arrow_rb_to_tensor(unit)
+                for at in range(0, n, rows):
+                    yield _Converted(_slice_rows(tensors, at, at + rows), min(rows, n - at))
+                continue
+            for at in range(0, n, rows):
+                yield unit.slice(at, rows)
 
     def _describe_failure(self, e: BaseException) -> str:
         """What failed, naming the dataset and, when a data node failed, its partitions."""
@@ -561,6 +607,27 @@ def _combine(pieces: List[pa.RecordBatch]) -> pa.RecordBatch:
     if len(pieces) == 1:
         return pieces[0]
     return pa.Table.from_batches(pieces).combine_chunks().to_batches()[0]
+
+
+class _Converted:
+    """A batch already converted (CacheDataset._cut): its tensors and rows."""
+
+    __slots__ = ("tensors", "num_rows")
+
+    def __init__(self, tensors: Any, num_rows: int):
+        self.tensors, self.num_rows = tensors, num_rows
+
+
+def _slice_rows(batch: Any, start: int, stop: int) -> Any:
+    """Rows [start, stop) of a converted batch: tensors (views) and lists, in dicts, lists or
+    tuples of them."""
+    if isinstance(batch, dict):
+        return {k: _slice_rows(v, start, stop) for k, v in batch.items()}
+    if isinstance(batch, tuple):
+        return tuple(_slice_rows(v, start, stop) for v in batch)
+    if isinstance(batch, (torch.Tensor, list)):
+        return batch[start:stop]
+    return batch
 
 
 def _converts_by_default(dataset: Any) -> bool:

@@ -1,0 +1,136 @@
+"""Merging the node streams of a training read into the reader's order.
+
+A training read planned with ``node_streams`` has one endpoint per data node: each streams, in
+order, the reader's rows that its node holds, and every record batch's app_metadata says which
+of the reader's rows it carries, as runs (little-endian int64 pairs: the reader's row number of
+the run's first row, and its row count). The epoch order interleaves runs of every partition,
+so a batch of the reader holds rows of every node; the merge reads every node's stream at once
+and places the rows with one gather per column and merged unit (numpy), never a Python step
+per run.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, List, Optional, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+# Rows merged at once, about: a multiple of the rows the reader yields at a time (its batch, or
+# turn of batches), so that those are slices of one merged unit.
+MERGE_UNIT_ROWS = 1 << 16
+
+
+def unit_rows(batch_rows: int) -> int:
+    """The rows of a merged unit for batches of batch_rows rows."""
+    return batch_rows * max(1, MERGE_UNIT_ROWS // batch_rows)
+
+
+class _Node:
+    """One node stream as the merge sees it: received record batches not yet placed and their
+    runs (reader row number, rows), the first ones partly consumed."""
+
+    def __init__(self, reader: Any):
+        self.reader = reader
+        self.batches: List[pa.RecordBatch] = []
+        self.batch_at = 0  # rows of batches[0] consumed
+        self.runs: List[np.ndarray] = []  # (k, 2) int64 arrays, in order, the consumed rows cut off
+        self.known_end = 0  # the reader's row number past the last run received
+        self.done = False
+
+    def pull(self) -> None:
+        """Takes the stream's next record batch (blocking), or notes its end."""
+        item = self.reader.queue.get()
+        if item is None:
+            self.done = True
+            return
+        if isinstance(item, BaseException):
+            error = getattr(item, "error", None)
+            if error is not None:
+                raise error from item
+            raise item
+        batch, meta = item
+        runs = np.frombuffer(meta or b"", dtype="<i8").reshape(-1, 2)
+        if int(runs[:, 1].sum()) != batch.num_rows:
+            raise ValueError(f"a training read's node stream sent {batch.num_rows} rows described as {int(runs[:, 1].sum())}")
+        if len(runs):
+            self.runs.append(runs)
+            self.known_end = max(self.known_end, int(runs[-1, 0] + runs[-1, 1]))
+        if batch.num_rows:
+            self.batches.append(batch)
+
+    def take(self, end: int) -> "tuple[np.ndarray, List[pa.RecordBatch]]":
+        """Consumes the rows whose reader row numbers are below end (all received): returns
+        their row numbers and the record batch slices holding them, in order."""
+        if not self.runs:
+            return np.empty(0, np.int64), []
+        runs = np.concatenate(self.runs) if len(self.runs) > 1 else self.runs[0]
+        starts, lens = runs[:, 0], runs[:, 1]
+        below = np.clip(np.minimum(starts + lens, end) - starts, 0, None)
+        count = int(below.sum())
+        # Runs are in order: the first `full` are consumed whole, the next perhaps in part.
+        full = int(np.count_nonzero(below == lens))
+        rest = runs[full:].copy()
+        if len(rest) and below[full]:
+            rest[0, 0] += below[full]
+            rest[0, 1] -= below[full]
+        self.runs = [rest] if len(rest) else []
+        if count == 0:
+            return np.empty(0, np.int64), []
+        sel_starts, sel_lens = starts[: full + 1], below[: full + 1]
+        firsts = np.cumsum(sel_lens) - sel_lens
+        rows = np.repeat(sel_starts - firsts, sel_lens) + np.arange(count, dtype=np.int64)
+        return rows, self._slices(count)
+
+    def _slices(self, count: int) -> List[pa.RecordBatch]:
+        out = []
+        while count:
+            b = self.batches[0]
+            n = min(count, b.num_rows - self.batch_at)
+            out.append(b.slice(self.batch_at, n))
+            count -= n
+            self.batch_at += n
+            if self.batch_at == b.num_rows:
+                self.batches.pop(0)
+                self.batch_at = 0
+        return out
+
+
+def _numeric(t: pa.DataType) -> bool:
+    return pa.types.is_integer(t) or pa.types.is_floating(t)
+
+
+def _merge_column(pieces: Sequence[pa.Array], t: pa.DataType, order: np.ndarray) -> pa.Array:
+    """Row i of the result is row order[i] of the pieces concatenated."""
+    if _numeric(t) and all(p.null_count == 0 for p in pieces):
+        values = np.concatenate([p.to_numpy(zero_copy_only=True) for p in pieces]) if len(pieces) > 1 else pieces[0].to_numpy(zero_copy_only=True)
+        return pa.array(values.take(order), type=t)
+    return pa.concat_arrays(list(pieces)).take(pa.array(order))
+
+
+def merge_node_streams(readers: Sequence[Any], schema: pa.Schema, rows: int) -> Iterator[pa.RecordBatch]:
+    """Yields the reader's rows in order, in record batches of ``rows`` rows (the last may be
+    shorter), merged from node streams. Each reader is started and has a ``queue`` that yields
+    (record batch, app_metadata) items, then None, or an exception."""
+    nodes = [_Node(r) for r in readers]
+    at = 0
+    while True:
+        end = at + rows
+        for n in nodes:
+            while not n.done and n.known_end < end:
+                n.pull()
+        taken = [n.take(end) for n in nodes]
+        count = sum(len(t[0]) for t in taken)
+        if count == 0:
+            if all(n.done and not n.batches for n in nodes):
+                return
+            raise ValueError("a training read's node streams left a gap in the reader's rows")
+        positions = np.concatenate([t[0] for t in taken]) - at
+        if len(positions) != count or positions.min() < 0 or positions.max() >= count:
+            raise ValueError("a training read's node streams do not cover the reader's rows once each")
+        order = np.empty(count, np.int64)
+        order[positions] = np.arange(count, dtype=np.int64)
+        slices = [s for t in taken for s in t[1]]
+        columns = [_merge_column([s.column(i) for s in slices], field.type, order) for i, field in enumerate(schema)]
+        yield pa.RecordBatch.from_arrays(columns, schema=schema)
+        at += count
