@@ -47,8 +47,10 @@ const EpochOrderVersion = 3
 
 // Default sizes of the shuffle.
 const (
-	DefaultChunkRows  = 256
-	DefaultWindowRows = 64 * 1024
+	DefaultChunkRows = 256
+	// DefaultWindowRows is small so that a data node reading the current window of every
+	// partition it holds at once still picks from cache (16 KiB of each 4-byte column).
+	DefaultWindowRows = 4096
 	// BlockRows is about how many rows a block of the epoch has (step 2): a stretch of that
 	// many rows draws from every partition. It depends on nothing a reader chooses.
 	BlockRows = 1024

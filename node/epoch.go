@@ -12,10 +12,9 @@ import (
 )
 
 // epochBatchBytes is the size a segment's output batches aim at (the server splits anything
-// larger than its cap); epochGatherBytes bounds what a reader gathers at once.
+// larger than its cap).
 const (
-	epochBatchBytes  = 2 << 20
-	epochGatherBytes = 32 << 20
+	epochBatchBytes = 2 << 20
 	// epochOrdersKept is how many epoch orders a node keeps made: the epochs its readers are
 	// in (every rank and worker of a job reads the same one; a job's next epoch, another job's).
 	epochOrdersKept = 8
@@ -64,14 +63,15 @@ func (rt *Runtime) ReadEpoch(ctx context.Context, s engine.EpochSlice) (array.Re
 }
 
 // epochSizes returns, for rows of about rowBytes bytes, how many rows a reader streams in a
-// batch (about epochBatchBytes; a multiple of batchSize when there is one) and gathers at once
-// (about epochGatherBytes; a multiple of the batch).
+// batch (about epochBatchBytes; a multiple of batchSize when there is one) and gathers at once:
+// one batch, so that the rows of the windows it picks from stay in cache from one column to the
+// next (a part reads every held partition's current window at once).
 func epochSizes(rowBytes int64, batchSize int) (target, part int64) {
 	target = max(1, epochBatchBytes/rowBytes)
 	if b := int64(batchSize); b > 0 {
 		target = max(b, target/b*b)
 	}
-	return target, max(target, epochGatherBytes/rowBytes/target*target)
+	return target, target
 }
 
 // slicePartitions lists the partitions whose rows segment s reads, ascending: the ones it names,

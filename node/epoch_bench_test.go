@@ -16,8 +16,9 @@ import (
 	"github.com/cachedb/cachedb/internal/mempool"
 )
 
-// BenchmarkEpochRead measures how fast a data node gathers one reader's shuffled epoch from
-// the partitions it holds (8 partitions held in batches of 8,192 rows; batches of 4,096):
+// BenchmarkEpochRead measures how fast data nodes gather one reader's shuffled epoch from the
+// partitions they hold (8 partitions held in batches of 8,192 rows, every other one by each of
+// two nodes, which stream their rows of the epoch one after the other; batches of 4,096):
 //   - features: the shape of bench/training, an int64 id, 16 float32 features and an int32
 //     label, 200,000 rows a partition;
 //   - embedding: an int64 id and a 256-float32 embedding (1 KiB a row), 20,000 rows a partition.
@@ -99,20 +100,26 @@ func benchmarkEpochRead(b *testing.B, schema *arrow.Schema, partRows int, onDisk
 		if err != nil {
 			b.Fatal(err)
 		}
-		s := engine.EpochSlice{Columns: cols, Names: names, PartRows: partRowCounts, Request: req, From: 0, To: total}
-		tc := &exec.TaskContext{Alloc: mem, BatchSize: 8192, Cache: exec.NewQueryCache()}
-		r, err := newEpochReader(context.Background(), tc, buffers, s, order, held, schema, target, part)
-		if err != nil {
-			b.Fatal(err)
-		}
 		rows := int64(0)
-		for r.Next() {
-			rows += r.RecordBatch().NumRows()
+		// As two data nodes holding every other partition serve it: one stream each.
+		for node := range 2 {
+			s := engine.EpochSlice{Columns: cols, Names: names, PartRows: partRowCounts, Request: req, From: 0, To: total}
+			for p := node; p < parts; p += 2 {
+				s.Partitions = append(s.Partitions, p)
+			}
+			tc := &exec.TaskContext{Alloc: mem, BatchSize: 8192, Cache: exec.NewQueryCache()}
+			r, err := newEpochReader(context.Background(), tc, buffers, s, order, held, schema, target, part)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for r.Next() {
+				rows += r.RecordBatch().NumRows()
+			}
+			if r.Err() != nil {
+				b.Fatal(r.Err())
+			}
+			r.Release()
 		}
-		if r.Err() != nil {
-			b.Fatal(r.Err())
-		}
-		r.Release()
 		if rows != total {
 			b.Fatalf("read %d rows, want %d", rows, total)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -54,8 +55,15 @@ type epochReader struct {
 	rows, sent int64
 	partRuns   []epochRun
 	partAt     []int64
-	meta       []byte
-	buffers    memory.Allocator
+	// The part's rows are, run after run of picks, dealt rows picked of the window
+	// partWindows[Source] (each window the part reads, once).
+	picks       []int32
+	pickRuns    []exec.SourceRun
+	partWindows []*partWindow
+	// spare are column copies of windows read before (partWindow.narrow), for the next.
+	spare   [][]byte
+	meta    []byte
+	buffers memory.Allocator
 	// opened are the batches of the partitions read so far (memcat.Part.Open, from whatever
 	// tier holds them), kept until the reader closes: batches of them in all; base[p] numbers
 	// partition p's first batch among them (-1: not opened). sources[i] holds, for read column i, every
@@ -86,11 +94,15 @@ type epochRun struct {
 type partWindow struct {
 	part, index int
 	// stretches are the window's rows (in dealt order) in the partition's batches, rows of them;
-	// perm its permutation (nil: none); refs where each of its rows lies.
+	// perm its permutation (nil: none); refs where each of its rows lies (made for the first
+	// wide column).
 	stretches []rowStretch
 	rows      int64
 	perm      []int32
 	refs      []exec.RowRef
+	// narrow holds, per read column, the window's rows of a narrow fixed-size column copied
+	// together (dealt order), made on first use.
+	narrow [][]byte
 	// fallback holds the window's rows (dealt order) of the columns without fixed-size rows,
 	// made on first use.
 	fallback []arrow.Array
@@ -158,8 +170,25 @@ func (r *epochReader) close() {
 func (r *epochReader) freeRetired() {
 	for _, w := range r.retired {
 		releaseColumns(w.fallback)
+		for _, b := range w.narrow {
+			if b != nil && len(r.spare) < 4*len(r.slice.Columns) {
+				r.spare = append(r.spare, b[:0])
+			}
+		}
 	}
 	r.retired = nil
+}
+
+// spareBytes returns an empty slice with room for n bytes, a spare one when one is large enough.
+func (r *epochReader) spareBytes(n int) []byte {
+	for k, b := range r.spare {
+		if cap(b) >= n {
+			r.spare[k] = r.spare[len(r.spare)-1]
+			r.spare = r.spare[:len(r.spare)-1]
+			return b[:0]
+		}
+	}
+	return make([]byte, 0, n)
 }
 
 // cutRuns cuts the reader's rows into runs until at least want rows of them wait or none are
@@ -240,38 +269,31 @@ func (r *epochReader) gatherPart() error {
 		r.partRuns, r.partAt = append(r.partRuns, run), append(r.partAt, rows)
 		rows += run.n
 	}
-	// For each row: where it lies among the opened batches, and which of the part's windows
-	// holds it at which (dealt) row.
-	refs := make([]exec.RowRef, 0, rows)
-	slots := make([]int32, 0, rows)
-	dealt := make([]int32, 0, rows)
-	var wins []*partWindow
+	// Which window holds each row, at which dealt row.
+	picks, runs, wins := r.picks[:0], r.pickRuns[:0], r.partWindows[:0]
 	for _, run := range r.partRuns {
 		w, i := r.order.Window(run.j)
 		win, err := r.window(run.part, w)
 		if err != nil {
 			return err
 		}
-		slot := int32(len(wins))
-		if len(wins) == 0 || wins[slot-1] != win {
-			wins = append(wins, win)
-		} else {
-			slot--
+		slot := slices.Index(wins, win)
+		if slot < 0 {
+			slot, wins = len(wins), append(wins, win)
 		}
-		base := int32(r.base[run.part])
-		for k := i; k < i+run.n; k++ {
-			d := int32(k)
-			if win.perm != nil {
-				d = win.perm[k]
+		runs = append(runs, exec.SourceRun{Source: int32(slot), N: int32(run.n)})
+		if win.perm == nil {
+			for d := i; d < i+run.n; d++ {
+				picks = append(picks, int32(d))
 			}
-			ref := win.refs[d]
-			ref.Batch += base
-			refs, slots, dealt = append(refs, ref), append(slots, slot), append(dealt, d)
+			continue
 		}
+		picks = append(picks, win.perm[i:i+run.n]...)
 	}
+	r.picks, r.pickRuns, r.partWindows = picks, runs, wins
 	r.gathered = make([]arrow.Array, len(r.slice.Columns))
 	for i, c := range r.slice.Columns {
-		a, err := r.gatherColumn(i, c, refs, wins, slots, dealt)
+		a, err := r.gatherColumn(i, c)
 		if err != nil {
 			return err
 		}
@@ -296,7 +318,8 @@ func (r *epochReader) window(p, w int) (*partWindow, error) {
 	if err != nil {
 		return nil, err
 	}
-	win := &partWindow{part: p, index: w, stretches: stretches, rows: rows, perm: perm, refs: locateRows(stretches, rows), fallback: make([]arrow.Array, len(r.slice.Columns))}
+	win := &partWindow{part: p, index: w, stretches: stretches, rows: rows, perm: perm,
+		narrow: make([][]byte, len(r.slice.Columns)), fallback: make([]arrow.Array, len(r.slice.Columns))}
 	if old := r.windows[p]; old != nil {
 		r.retired = append(r.retired, old)
 	}
@@ -328,36 +351,67 @@ func (r *epochReader) partBatches(p int) ([]arrow.RecordBatch, error) {
 	return batches, nil
 }
 
-// gatherColumn returns the part's rows of column col, the i-th read: refs locate them among the
-// opened batches; slots[k] and dealt[k] say which of the part's windows holds row k at which
-// dealt row.
-func (r *epochReader) gatherColumn(i, col int, refs []exec.RowRef, wins []*partWindow, slots, dealt []int32) (arrow.Array, error) {
+// wideRowBytes is the row width from which a column is picked straight from the batches.
+const wideRowBytes = 64
+
+// gatherColumn returns the part's rows of column col, the i-th read.
+func (r *epochReader) gatherColumn(i, col int) (arrow.Array, error) {
 	fixed := true
-	for _, w := range wins {
+	for _, w := range r.partWindows {
 		fixed = fixed && r.fixedOK[[2]int{w.part, i}]
 	}
-	if fixed {
-		return exec.TakeFixedRowRefs(r.buffers, r.schema.Field(i).Type, r.sources[i], refs), nil
+	dt := r.schema.Field(i).Type
+	if width := exec.FixedRowWidth(dt); fixed && width >= wideRowBytes {
+		// Each row is whole cache lines: picked where it lies.
+		refs := make([]exec.RowRef, 0, len(r.picks))
+		at := 0
+		for _, run := range r.pickRuns {
+			w := r.partWindows[run.Source]
+			if w.refs == nil {
+				w.refs = locateRows(w.stretches, w.rows)
+			}
+			base := int32(r.base[w.part])
+			for _, d := range r.picks[at : at+int(run.N)] {
+				ref := w.refs[d]
+				ref.Batch += base
+				refs = append(refs, ref)
+			}
+			at += int(run.N)
+		}
+		return exec.TakeFixedRowRefs(r.buffers, dt, r.sources[i], refs), nil
+	} else if fixed {
+		// Each window's rows copied together first (runs of consecutive rows: a sequential
+		// copy), then picked from those copies, small enough to stay in cache.
+		sources := make([][]byte, len(r.partWindows))
+		for k, w := range r.partWindows {
+			if w.narrow[i] == nil {
+				w.narrow[i] = r.spareBytes(int(w.rows) * width)
+				base := r.base[w.part]
+				for _, st := range w.stretches {
+					w.narrow[i] = append(w.narrow[i], r.sources[i][base+st.batch][int(st.from)*width:int(st.to)*width]...)
+				}
+			}
+			sources[k] = w.narrow[i]
+		}
+		return exec.TakeFixedRowRuns(r.buffers, dt, sources, r.pickRuns, r.picks), nil
 	}
-	// The windows' rows concatenated (each window's once), then taken.
-	t := r.schema.Field(i).Type
-	pieces := make([]arrow.Array, len(wins))
-	offsets := make([]int32, len(wins))
+	// The rows of the part's windows concatenated (each window's once, kept while the window is
+	// read), then taken.
+	pieces := make([]arrow.Array, len(r.partWindows))
+	offsets := make([]int32, len(r.partWindows))
 	var at int32
-	for k, w := range wins {
+	for k, w := range r.partWindows {
 		if w.fallback[i] == nil {
 			batches, err := r.partBatches(w.part)
 			if err != nil {
 				return nil, err
 			}
-			rows, err := concatStretches(r.tc, batches, col, t, w.stretches)
-			if err != nil {
+			if w.fallback[i], err = concatStretches(r.tc, batches, col, dt, w.stretches); err != nil {
 				return nil, err
 			}
-			w.fallback[i] = rows
 		}
 		pieces[k], offsets[k] = w.fallback[i], at
-		at += int32(w.fallback[i].Len())
+		at += int32(w.rows)
 	}
 	all := pieces[0]
 	if len(pieces) > 1 {
@@ -367,9 +421,13 @@ func (r *epochReader) gatherColumn(i, col int, refs []exec.RowRef, wins []*partW
 		}
 		defer all.Release()
 	}
-	idx := make([]int32, len(slots))
-	for k, s := range slots {
-		idx[k] = offsets[s] + dealt[k]
+	idx := make([]int32, 0, len(r.picks))
+	k := 0
+	for _, run := range r.pickRuns {
+		for _, d := range r.picks[k : k+int(run.N)] {
+			idx = append(idx, offsets[run.Source]+d)
+		}
+		k += int(run.N)
 	}
 	return exec.TakeArrayRows(r.ctx, r.tc, all, idx)
 }

@@ -26,6 +26,9 @@ def unit_rows(batch_rows: int) -> int:
     return batch_rows * max(1, MERGE_UNIT_ROWS // batch_rows)
 
 
+_NO_RUN = np.empty(0, np.int64)
+
+
 class _Node:
     """One node stream as the merge sees it: received record batches not yet placed and their
     runs (reader row number, rows), the first ones partly consumed."""
@@ -59,11 +62,12 @@ class _Node:
         if batch.num_rows:
             self.batches.append(batch)
 
-    def take(self, end: int) -> "tuple[np.ndarray, List[pa.RecordBatch]]":
+    def take(self, end: int) -> "tuple[np.ndarray, np.ndarray, List[pa.RecordBatch]]":
         """Consumes the rows whose reader row numbers are below end (all received): returns
-        their row numbers and the record batch slices holding them, in order."""
+        their runs (first reader row number, rows; in order) and the record batch slices
+        holding them."""
         if not self.runs:
-            return np.empty(0, np.int64), []
+            return _NO_RUN, _NO_RUN, []
         runs = np.concatenate(self.runs) if len(self.runs) > 1 else self.runs[0]
         starts, lens = runs[:, 0], runs[:, 1]
         below = np.clip(np.minimum(starts + lens, end) - starts, 0, None)
@@ -76,11 +80,9 @@ class _Node:
             rest[0, 1] -= below[full]
         self.runs = [rest] if len(rest) else []
         if count == 0:
-            return np.empty(0, np.int64), []
-        sel_starts, sel_lens = starts[: full + 1], below[: full + 1]
-        firsts = np.cumsum(sel_lens) - sel_lens
-        rows = np.repeat(sel_starts - firsts, sel_lens) + np.arange(count, dtype=np.int64)
-        return rows, self._slices(count)
+            return _NO_RUN, _NO_RUN, []
+        taken = below[: full + 1] > 0
+        return starts[: full + 1][taken], below[: full + 1][taken], self._slices(count)
 
     def _slices(self, count: int) -> List[pa.RecordBatch]:
         out = []
@@ -120,17 +122,24 @@ def merge_node_streams(readers: Sequence[Any], schema: pa.Schema, rows: int) -> 
             while not n.done and n.known_end < end:
                 n.pull()
         taken = [n.take(end) for n in nodes]
-        count = sum(len(t[0]) for t in taken)
+        counts = [int(t[1].sum()) for t in taken]
+        count = sum(counts)
         if count == 0:
             if all(n.done and not n.batches for n in nodes):
                 return
             raise ValueError("a training read's node streams left a gap in the reader's rows")
-        positions = np.concatenate([t[0] for t in taken]) - at
-        if len(positions) != count or positions.min() < 0 or positions.max() >= count:
+        # Every run is consecutive rows of the nodes' rows concatenated (source) and of the
+        # unit (destination); in destination order, row i of the unit is source row
+        # order[i] = i + (source start - destination start) of the run holding i.
+        dst = np.concatenate([t[0] for t in taken]) - at
+        lens = np.concatenate([t[1] for t in taken])
+        src = np.concatenate([np.cumsum(t[1]) - t[1] + first for t, first in zip(taken, np.cumsum(counts) - counts)])
+        by_dst = np.argsort(dst, kind="stable")
+        dst, lens, src = dst[by_dst], lens[by_dst], src[by_dst]
+        if dst[0] != 0 or np.any(dst[1:] != dst[:-1] + lens[:-1]) or dst[-1] + lens[-1] != count:
             raise ValueError("a training read's node streams do not cover the reader's rows once each")
-        order = np.empty(count, np.int64)
-        order[positions] = np.arange(count, dtype=np.int64)
-        slices = [s for t in taken for s in t[1]]
+        order = np.repeat(src - dst, lens) + np.arange(count, dtype=np.int64)
+        slices = [s for t in taken for s in t[2]]
         columns = [_merge_column([s.column(i) for s in slices], field.type, order) for i, field in enumerate(schema)]
         yield pa.RecordBatch.from_arrays(columns, schema=schema)
         at += count

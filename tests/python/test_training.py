@@ -13,6 +13,7 @@ The tests share one cluster and run in file order; the node-loss test runs last.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import pathlib
 import secrets
@@ -195,6 +196,27 @@ def test_shuffle_is_deterministic_and_differs_by_epoch(cluster):
     assert len({i // per_file for i in e0[:4 * 1024]}) >= 3
     plain = flat(read_rank(cluster, 1, 0, 0, 500, shuffle=False))
     assert sorted(plain) == list(range(ROWS)) and plain != e0
+
+
+def test_batches_mix_every_partition_across_the_data_nodes(cluster):
+    """A batch of a block (1,024 rows) or more holds rows of every partition, whichever node
+    holds them: the reader reads one stream per data node and merges them into the epoch's
+    order, the same order plain clients read in ordered segments."""
+    per_file = (ROWS + APPENDS - 1) // APPENDS  # the partitions are the data files: consecutive ids
+    ds = cachedb.CacheDataset(cluster.addr, DATASET, columns=["ride_id"], batch_size=2048, seed=12)
+    batches = [b["ride_id"].tolist() for b in cachedb.DataLoader(ds, num_workers=0)]
+    assert sorted(flat(batches)) == list(range(ROWS))
+    for b in batches[:-1]:
+        assert len({i // per_file for i in b}) == APPENDS, "a batch misses partitions"
+    opts = {"seed": 12, "batch_size": 2048, "node_streams": True}
+    clients = cachedb._flight.FlightClients(cluster.addr)
+    try:
+        info = clients.flight_info("SELECT ride_id FROM samples", cachedb._flight.option_headers(opts))
+        ordered = clients.read_table("SELECT ride_id FROM samples", cachedb._flight.option_headers({**opts, "node_streams": False}))
+    finally:
+        clients.close()
+    assert json.loads(info.app_metadata)["node_streams"] and len(info.endpoints) == len(WORKERS)
+    assert ordered.column("ride_id").to_pylist() == flat(batches)
 
 
 def test_small_batches_with_workers_come_in_turns_in_the_same_order(cluster):
