@@ -11,7 +11,7 @@ per run.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, List, Optional, Sequence
+from typing import Any, Iterator, List, Sequence
 
 import numpy as np
 import pyarrow as pa
