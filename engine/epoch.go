@@ -285,9 +285,19 @@ func (e *Engine) PlanEpochRead(ctx context.Context, sqlText string, req EpochReq
 		}
 		return true
 	})
+	if len(plan.Segments) > MaxOrderedSegments {
+		return nil, errs.Invalidf("dataset %q: this read's rows alternate between data nodes %d times (every batch mixes every partition), more endpoints than an ordered answer may have (%d); read it with node_streams=true (one endpoint per data node, rows placed by each batch's app_metadata), as the Python client does, or with fewer rows per reader",
+			d.Name(), len(plan.Segments), MaxOrderedSegments)
+	}
 	e.countRead(d)
 	return plan, nil
 }
+
+// MaxOrderedSegments bounds the endpoints of a training read planned in order (without
+// NodeStreams): the runs of an epoch alternate between the nodes holding their partitions, so a
+// large read of a dataset on several nodes would answer with a FlightInfo too large to send. A
+// variable for tests.
+var MaxOrderedSegments = 1 << 14
 
 // countRead counts a planned read of d: every read a reader plans counts, as a query the head
 // prepares does.

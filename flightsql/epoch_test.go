@@ -318,6 +318,17 @@ func TestTrainingReadsOnDataNodes(t *testing.T) {
 			t.Fatalf("the node streams placed %d rows, not the ordered read's %d in its order", placed, len(want))
 		}
 	})
+	t.Run("an ordered read of too many alternations is refused, naming node_streams", func(t *testing.T) {
+		defer func(n int) { engine.MaxOrderedSegments = n }(engine.MaxOrderedSegments)
+		engine.MaxOrderedSegments = 3
+		_, err := epochRead(t, cnxn, query, map[string]string{"seed": "3"})
+		if grpcCode(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "node_streams=true") {
+			t.Errorf("an ordered read of many segments: %v", err)
+		}
+		if _, err := c.head.arrowClient(t).Execute(metadata.AppendToOutgoingContext(ctx, "cachedb-seed", "3", "cachedb-node-streams", "true"), query); err != nil {
+			t.Errorf("the same read as node streams: %v", err)
+		}
+	})
 	t.Run("bad reads are refused and the server keeps serving", func(t *testing.T) {
 		for q, opts := range map[string]map[string]string{
 			"SELECT ride_id FROM train WHERE fare > 3":   {"seed": "1"},
