@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"testing"
 
+	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/internal/errs"
 )
 
@@ -36,5 +39,13 @@ func TestEpochOrderKey(t *testing.T) {
 		if other == a {
 			t.Errorf("key %s for different inputs", other)
 		}
+	}
+	// The key covers the order's version: a checkpoint of version 1's order (whose key was the
+	// definition and row counts alone) is refused rather than continued in another order.
+	h := sha256.New()
+	h.Write([]byte("fp"))
+	fmt.Fprintf(h, "\x00%d\x00%d", 10, 20)
+	if v1 := hex.EncodeToString(h.Sum(nil))[:16]; v1 == a {
+		t.Errorf("order version %d has version 1's key %s", cluster.EpochOrderVersion, v1)
 	}
 }
