@@ -122,29 +122,16 @@ type RowRef struct {
 
 // TakeFixedRowRefs returns a new array of type dt whose row i is row refs[i].Row of
 // sources[refs[i].Batch] (each the fixed-size rows of one array, as FixedRowBytes gives them).
-// Every ref must be in range.
+// Meant for wide rows, which it copies one at a time; every ref must be in range.
 func TakeFixedRowRefs(mem memory.Allocator, dt arrow.DataType, sources [][]byte, refs []RowRef) arrow.Array {
 	width := FixedRowWidth(dt)
 	values := memory.NewResizableBuffer(mem)
 	defer values.Release()
 	values.Resize(len(refs) * width)
 	to := values.Bytes()
-	switch width {
-	case 1:
-		takeRefElems[uint8](to, sources, refs)
-	case 2:
-		takeRefElems[uint16](to, sources, refs)
-	case 4:
-		takeRefElems[uint32](to, sources, refs)
-	case 8:
-		takeRefElems[uint64](to, sources, refs)
-	case 16:
-		takeRefElems[[2]uint64](to, sources, refs)
-	default:
-		for i, ref := range refs {
-			from := int(ref.Row) * width
-			copy(to[i*width:(i+1)*width], sources[ref.Batch][from:from+width])
-		}
+	for i, ref := range refs {
+		from := int(ref.Row) * width
+		copy(to[i*width:(i+1)*width], sources[ref.Batch][from:from+width])
 	}
 	return NewFixedRows(dt, values, len(refs))
 }
@@ -189,20 +176,4 @@ func TakeFixedRowRuns(mem memory.Allocator, dt arrow.DataType, sources [][]byte,
 		at += n
 	}
 	return NewFixedRows(dt, values, len(idx))
-}
-
-// takeRefElems sets element i of to (elements of T) to element refs[i].Row of
-// sources[refs[i].Batch].
-func takeRefElems[T any](to []byte, sources [][]byte, refs []RowRef) {
-	var zero T
-	width := int(unsafe.Sizeof(zero))
-	dst := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(to))), len(refs))
-	// The sources as slices of T, made once (a read picks from a few hundred batches).
-	src := make([][]T, len(sources))
-	for b, s := range sources {
-		src[b] = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(s))), len(s)/width)
-	}
-	for i, ref := range refs {
-		dst[i] = src[ref.Batch][ref.Row]
-	}
 }

@@ -61,6 +61,14 @@ func TestFixedRows(t *testing.T) {
 					}
 					got := TakeFixedRows(mem, c.dt, rows, idx)
 					sameRows(t, got, src, idx)
+					// Taken in runs from two sources holding the same rows: the same rows.
+					var runs []SourceRun
+					for at := 0; at < len(idx); {
+						n := min(1+rng.IntN(9), len(idx)-at)
+						runs = append(runs, SourceRun{Source: int32(len(runs) % 2), N: int32(n)})
+						at += n
+					}
+					sameRows(t, TakeFixedRowRuns(mem, c.dt, [][]byte{rows, rows}, runs, idx), src, idx)
 					// The general take uses the same gather for fixed-size lists and binaries.
 					tc := &TaskContext{Alloc: mem, Cache: NewQueryCache()}
 					taken, err := TakeArrayRows(context.Background(), tc, src, idx)
