@@ -191,7 +191,9 @@ class CacheDataset(IterableDataset):
             (equal whole batches; a few rows skipped this epoch) or "pad" (equal shares; a few
             rows read twice).
         rank, world_size: default to torch.distributed's when it is initialized, else 0 and 1.
-        prefetch: how many endpoints each worker reads at once.
+        prefetch: how many endpoints each worker reads at once, when a read has ordered
+            endpoints; a read of a dataset on several data nodes reads every node's stream at
+            once and merges them (cachedb._merge).
         device: where batches go; on CUDA they are pinned and copied without blocking. With
             DataLoader workers, give the device to ``cachedb.DataLoader`` instead.
         retries, retry_wait: after a data node failed or the dataset's partitions are being made
