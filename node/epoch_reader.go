@@ -16,6 +16,7 @@ import (
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/safe"
 	"github.com/cachedb/cachedb/internal/stream"
 )
 
@@ -24,6 +25,8 @@ import (
 // Stretches) whose partitions the segment names, in the reader's order. It gathers them in
 // parts of at most part rows (so that wide rows do not hold much at once), one column at a time,
 // then hands them out in record batches of up to target rows, each with its runs (AppMetadata).
+// Parts are gathered one ahead, by a goroutine of their own (produce), while the stream sends
+// the part before: a node's gathering and sending overlap instead of taking turns.
 //
 // A run is rows of one window of one partition. For each partition the reader keeps the window
 // it reads (where each of its rows lies in the partition's batches, and its permutation), so a
@@ -49,12 +52,14 @@ type epochReader struct {
 	// runs are the runs cut and not yet gathered, in order.
 	runs []epochRun
 
-	// gathered holds a part: rows of it per column, sent of which are streamed already; its
-	// runs, in order, at part row partAt[i].
-	gathered   []arrow.Array
-	rows, sent int64
-	partRuns   []epochRun
-	partAt     []int64
+	// cur is the part being sent, sent rows of which are streamed already; meta describes the
+	// current batch.
+	cur  *gatheredPart
+	sent int64
+	// ahead hands gathered parts from produce to next, and is closed when produce ends; stop
+	// tells produce to end. Both are made on the first call of next.
+	ahead chan partResult
+	stop  chan struct{}
 	// The part's rows are, run after run of picks, dealt rows picked of the window
 	// partWindows[Source] (each window the part reads, once).
 	picks       []int32
@@ -77,6 +82,20 @@ type epochReader struct {
 	// part was gathered, freed once it is.
 	windows map[int]*partWindow
 	retired []*partWindow
+}
+
+// gatheredPart is a part of the reader's rows, gathered: its rows per column, and its runs in
+// order, run i at part row at[i].
+type gatheredPart struct {
+	cols []arrow.Array
+	rows int64
+	runs []epochRun
+	at   []int64
+}
+
+type partResult struct {
+	part *gatheredPart
+	err  error
 }
 
 type openedPart struct {
@@ -152,11 +171,18 @@ type epochStream struct {
 // row by it.
 func (s *epochStream) AppMetadata() []byte { return s.r.meta }
 
-// close frees what the reader holds; the stream runs it once, at its end or final Release.
+// close frees what the reader holds; the stream runs it once, at its end or final Release. It
+// first stops produce and waits for it to end (it ends after the part it is gathering).
 func (r *epochReader) close() {
+	if r.ahead != nil {
+		close(r.stop)
+		for res := range r.ahead {
+			res.part.release()
+		}
+	}
+	r.cur.release()
+	r.cur = nil
 	r.tc.Cache.Release()
-	releaseColumns(r.gathered)
-	r.gathered = nil
 	for _, w := range r.windows {
 		releaseColumns(w.fallback)
 	}
@@ -215,48 +241,93 @@ func (r *epochReader) cutRuns(want int64) {
 	}
 }
 
-// next returns the next batch of the part gathered last, gathering the next part first when
-// that one is all sent; nil at the end. The stream checks the context before each call.
+// next returns the next batch of the part being sent, taking the next part gathered when that
+// one is all sent; nil at the end. The stream checks the context before each call.
 func (r *epochReader) next() (arrow.RecordBatch, error) {
-	if r.sent == r.rows {
-		releaseColumns(r.gathered)
-		r.gathered = nil
-		r.cutRuns(r.part)
-		if len(r.runs) == 0 {
-			r.meta = nil
-			return nil, nil
+	if r.cur == nil || r.sent == r.cur.rows {
+		r.cur.release()
+		r.cur, r.sent, r.meta = nil, 0, nil
+		if r.ahead == nil {
+			r.ahead, r.stop = make(chan partResult), make(chan struct{})
+			safe.Spawn("training read gather", r.produce, func(err error) {
+				if err != nil {
+					select {
+					case r.ahead <- partResult{err: err}:
+					case <-r.stop:
+					}
+				}
+				close(r.ahead)
+			})
 		}
-		if err := r.gatherPart(); err != nil {
-			return nil, err
+		select {
+		case res, ok := <-r.ahead:
+			if !ok {
+				return nil, nil
+			}
+			if res.err != nil {
+				return nil, res.err
+			}
+			r.cur = res.part
+		case <-r.ctx.Done():
+			return nil, stream.Stopped(r.ctx)
 		}
 	}
-	n := min(r.target, r.rows-r.sent)
-	cols := make([]arrow.Array, len(r.gathered))
-	for i, a := range r.gathered {
+	n := min(r.target, r.cur.rows-r.sent)
+	cols := make([]arrow.Array, len(r.cur.cols))
+	for i, a := range r.cur.cols {
 		cols[i] = array.NewSlice(a, r.sent, r.sent+n)
 	}
 	b := array.NewRecordBatch(r.schema, cols, n)
 	releaseColumns(cols)
-	r.meta = r.runsMeta(r.sent, r.sent+n)
+	r.meta = r.cur.runsMeta(r.sent, r.sent+n)
 	r.sent += n
 	return b, nil
 }
 
+// produce gathers the segment's parts in order and hands each to next, until the runs end,
+// gathering fails (its error is what it returns) or close stops it. It alone uses the reader's
+// gathering state (runs, windows, opened partitions and the task context) until it ends.
+func (r *epochReader) produce() error {
+	for {
+		r.cutRuns(r.part)
+		if len(r.runs) == 0 {
+			return nil
+		}
+		p, err := r.gatherPart()
+		if err != nil {
+			return err
+		}
+		select {
+		case r.ahead <- partResult{part: p}:
+		case <-r.stop:
+			p.release()
+			return nil
+		}
+	}
+}
+
+// release frees the part's columns; a nil part has none.
+func (p *gatheredPart) release() {
+	if p != nil {
+		releaseColumns(p.cols)
+	}
+}
+
 // runsMeta encodes the runs of the part's rows [from, to) (AppMetadata).
-func (r *epochReader) runsMeta(from, to int64) []byte {
-	i := sort.Search(len(r.partAt), func(i int) bool { return r.partAt[i]+r.partRuns[i].n > from })
+func (p *gatheredPart) runsMeta(from, to int64) []byte {
+	i := sort.Search(len(p.at), func(i int) bool { return p.at[i]+p.runs[i].n > from })
 	var out []byte
-	for ; i < len(r.partRuns) && r.partAt[i] < to; i++ {
-		lo, hi := max(from, r.partAt[i]), min(to, r.partAt[i]+r.partRuns[i].n)
-		out = binary.LittleEndian.AppendUint64(out, uint64(r.partRuns[i].u+lo-r.partAt[i]))
+	for ; i < len(p.runs) && p.at[i] < to; i++ {
+		lo, hi := max(from, p.at[i]), min(to, p.at[i]+p.runs[i].n)
+		out = binary.LittleEndian.AppendUint64(out, uint64(p.runs[i].u+lo-p.at[i]))
 		out = binary.LittleEndian.AppendUint64(out, uint64(hi-lo))
 	}
 	return out
 }
 
-// gatherPart takes the next runs, up to part rows, as the part and gathers their rows.
-func (r *epochReader) gatherPart() error {
-	r.partRuns, r.partAt = r.partRuns[:0], r.partAt[:0]
+// gatherPart takes the next runs, up to part rows, as a part and gathers their rows.
+func (r *epochReader) gatherPart() (*gatheredPart, error) {
+	part := &gatheredPart{}
 	var rows int64
 	for len(r.runs) > 0 && rows < r.part {
 		run := r.runs[0]
@@ -266,16 +337,16 @@ func (r *epochReader) gatherPart() error {
 		} else {
 			r.runs = r.runs[1:]
 		}
-		r.partRuns, r.partAt = append(r.partRuns, run), append(r.partAt, rows)
+		part.runs, part.at = append(part.runs, run), append(part.at, rows)
 		rows += run.n
 	}
 	// Which window holds each row, at which dealt row.
 	picks, runs, wins := r.picks[:0], r.pickRuns[:0], r.partWindows[:0]
-	for _, run := range r.partRuns {
+	for _, run := range part.runs {
 		w, i := r.order.Window(run.j)
 		win, err := r.window(run.part, w)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		slot := slices.Index(wins, win)
 		if slot < 0 {
@@ -291,17 +362,17 @@ func (r *epochReader) gatherPart() error {
 		picks = append(picks, win.perm[i:i+run.n]...)
 	}
 	r.picks, r.pickRuns, r.partWindows = picks, runs, wins
-	r.gathered = make([]arrow.Array, len(r.slice.Columns))
+	part.cols, part.rows = make([]arrow.Array, len(r.slice.Columns)), rows
 	for i, c := range r.slice.Columns {
 		a, err := r.gatherColumn(i, c)
 		if err != nil {
-			return err
+			part.release()
+			return nil, err
 		}
-		r.gathered[i] = a
+		part.cols[i] = a
 	}
 	r.freeRetired()
-	r.rows, r.sent = rows, 0
-	return nil
+	return part, nil
 }
 
 // window returns window w of partition p, made the one the reader keeps for p.

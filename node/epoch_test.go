@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -229,6 +230,52 @@ func TestEpochReaderRetain(t *testing.T) {
 		t.Fatalf("after one of two releases the reader read %d rows of 500, %v", rows, r.Err())
 	}
 	r.Release()
+}
+
+// A reader released after its first batch, or whose context ends mid-stream, stops gathering
+// the part it gathers ahead and frees it, with everything else it holds (the checked
+// allocator's size is back to zero).
+func TestEpochReaderStoppedMidStreamFreesThePartGatheredAhead(t *testing.T) {
+	for _, cancelFirst := range []bool{false, true} {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		buffers := newBufferRecycler(mem, 1<<20, mempool.Unlimited())
+		partRows := []int64{3000, 2000}
+		parts := epochTestParts(mem, partRows, 64)
+		order, err := cluster.NewEpochOrder(partRows, 3, 1, true, 16, 128)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := engine.DefaultEpochRequest()
+		req.Seed, req.Epoch, req.ChunkRows, req.WindowRows = 3, 1, 16, 128
+		s := engine.EpochSlice{Columns: []int{0, 4}, Names: []string{"id", "s"}, PartRows: partRows, Request: req, From: 0, To: 5000}
+		tc := &exec.TaskContext{Alloc: mem, BatchSize: 100, Cache: exec.NewQueryCache()}
+		schema := arrow.NewSchema([]arrow.Field{epochTestSchema.Field(0), epochTestSchema.Field(4)}, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		r, err := newEpochReader(ctx, tc, buffers, s, order, parts, schema, 50, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Next() {
+			t.Fatalf("no first batch: %v", r.Err())
+		}
+		if cancelFirst {
+			cancel()
+			for r.Next() {
+			}
+			if !errors.Is(r.Err(), context.Canceled) {
+				t.Fatalf("a reader whose context ended reports %v, want context.Canceled", r.Err())
+			}
+		}
+		r.Release()
+		cancel()
+		buffers.close()
+		for _, p := range parts {
+			for _, b := range p.Batches {
+				b.Release()
+			}
+		}
+		mem.AssertSize(t, 0)
+	}
 }
 
 // A node asked for a segment of a dataset generation it does not hold (it restarted after the

@@ -5,8 +5,8 @@ order, the reader's rows that its node holds, and every record batch's app_metad
 of the reader's rows it carries, as runs (little-endian int64 pairs: the reader's row number of
 the run's first row, and its row count). The epoch order interleaves runs of every partition,
 so a batch of the reader holds rows of every node; the merge reads every node's stream at once
-and places the rows with one gather per column and merged unit (numpy), never a Python step
-per run.
+and places the rows with one take of the merged unit's rows (Arrow's kernel, every column at
+once), never a Python step per run or column.
 """
 
 from __future__ import annotations
@@ -98,16 +98,14 @@ class _Node:
         return out
 
 
-def _numeric(t: pa.DataType) -> bool:
-    return pa.types.is_integer(t) or pa.types.is_floating(t)
-
-
-def _merge_column(pieces: Sequence[pa.Array], t: pa.DataType, order: np.ndarray) -> pa.Array:
-    """Row i of the result is row order[i] of the pieces concatenated."""
-    if _numeric(t) and all(p.null_count == 0 for p in pieces):
-        values = np.concatenate([p.to_numpy(zero_copy_only=True) for p in pieces]) if len(pieces) > 1 else pieces[0].to_numpy(zero_copy_only=True)
-        return pa.array(values.take(order), type=t)
-    return pa.concat_arrays(list(pieces)).take(pa.array(order))
+def _concat(pieces: Sequence[pa.RecordBatch], schema: pa.Schema) -> pa.RecordBatch:
+    """The pieces' rows, concatenated into one record batch."""
+    if len(pieces) == 1:
+        return pieces[0]
+    concat_batches = getattr(pa, "concat_batches", None)  # pyarrow 19 and later
+    if concat_batches is not None:
+        return concat_batches(pieces)
+    return pa.Table.from_batches(pieces, schema=schema).combine_chunks().to_batches()[0]
 
 
 def merge_node_streams(readers: Sequence[Any], schema: pa.Schema, rows: int) -> Iterator[pa.RecordBatch]:
@@ -139,7 +137,6 @@ def merge_node_streams(readers: Sequence[Any], schema: pa.Schema, rows: int) -> 
         if dst[0] != 0 or np.any(dst[1:] != dst[:-1] + lens[:-1]) or dst[-1] + lens[-1] != count:
             raise ValueError("a training read's node streams do not cover the reader's rows once each")
         order = np.repeat(src - dst, lens) + np.arange(count, dtype=np.int64)
-        slices = [s for t in taken for s in t[2]]
-        columns = [_merge_column([s.column(i) for s in slices], field.type, order) for i, field in enumerate(schema)]
-        yield pa.RecordBatch.from_arrays(columns, schema=schema)
+        # One take of every column at once (Arrow's kernels, any type, NULLs kept).
+        yield _concat([s for t in taken for s in t[2]], schema).take(pa.array(order))
         at += count

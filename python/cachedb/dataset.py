@@ -156,21 +156,71 @@ def stream_endpoints(
             r.join(timeout=READER_STOP_S)
 
 
+class _Merger(threading.Thread):
+    """Merges started node-stream readers (cachedb._merge) into a bounded queue: merged record
+    batches, then None, or the exception the merge raised. Merging in a thread of its own lets
+    the next unit be merged (Arrow's take, which releases the GIL) while the consumer converts
+    and yields the one before."""
+
+    def __init__(self, readers: Sequence[_EndpointReader], schema: pa.Schema, rows: int, depth: int = 1):
+        super().__init__(daemon=True)
+        self.readers, self.schema, self.rows = readers, schema, rows
+        self.queue: "queue.Queue[Any]" = queue.Queue(depth)
+        self.stopped = threading.Event()
+
+    def _put(self, item: Any) -> bool:
+        while not self.stopped.is_set():
+            try:
+                self.queue.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run(self) -> None:
+        try:
+            for unit in merge_node_streams(self.readers, self.schema, self.rows):
+                if not self._put(unit):
+                    return
+            self._put(None)
+        except BaseException as e:  # handed to the consumer, which raises it
+            self._put(e)
+
+    def stop(self) -> None:
+        """Ends the merge: stops its readers, and wakes it where it waits for one of them."""
+        self.stopped.set()
+        for r in self.readers:
+            r.stop()
+        for r in self.readers:
+            try:
+                r.queue.put_nowait(None)  # a stopped reader sends nothing more
+            except queue.Full:
+                pass  # the merge is not waiting for this one
+
+
 def merge_endpoints(
     clients: FlightClients, endpoints: Sequence[flight.FlightEndpoint], schema: pa.Schema, rows: int, depth: int = 4
 ) -> Generator[pa.RecordBatch, None, None]:
     """Yields the rows of a training read planned as node streams (one endpoint per data node,
     all read at once; cachedb._merge) in the reader's order, in record batches of ``rows``
-    rows (the last may be shorter)."""
+    rows (the last may be shorter), merged a unit ahead in a thread of their own."""
     readers = [_EndpointReader(clients, ep, depth, with_metadata=True) for ep in endpoints]
+    merger = _Merger(readers, schema, rows)
     try:
         for r in readers:
             r.start()
-        yield from merge_node_streams(readers, schema, rows)
+        merger.start()
+        while True:
+            item = merger.queue.get()
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
     finally:
         # As in stream_endpoints: the calls end before the clients are closed.
-        for r in readers:
-            r.stop()
+        merger.stop()
+        merger.join(timeout=READER_STOP_S)
         for r in readers:
             r.join(timeout=READER_STOP_S)
 
