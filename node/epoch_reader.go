@@ -287,13 +287,19 @@ func (r *epochReader) next() (arrow.RecordBatch, error) {
 // produce gathers the segment's parts in order and hands each to next, until the runs end,
 // gathering fails (its error is what it returns) or close stops it. It alone uses the reader's
 // gathering state (runs, windows, opened partitions and the task context) until it ends.
+//
+// The first part is one batch (target rows) and each next one twice the one before, up to part
+// rows: the first batch leaves soon after the read begins, and a short read costs no more than
+// its rows.
 func (r *epochReader) produce() error {
+	size := min(r.target, r.part)
 	for {
-		r.cutRuns(r.part)
+		r.cutRuns(size)
 		if len(r.runs) == 0 {
 			return nil
 		}
-		p, err := r.gatherPart()
+		p, err := r.gatherPart(size)
+		size = min(2*size, r.part)
 		if err != nil {
 			return err
 		}
@@ -325,13 +331,13 @@ func (p *gatheredPart) runsMeta(from, to int64) []byte {
 	return out
 }
 
-// gatherPart takes the next runs, up to part rows, as a part and gathers their rows.
-func (r *epochReader) gatherPart() (*gatheredPart, error) {
+// gatherPart takes the next runs, up to size rows, as a part and gathers their rows.
+func (r *epochReader) gatherPart(size int64) (*gatheredPart, error) {
 	part := &gatheredPart{}
 	var rows int64
-	for len(r.runs) > 0 && rows < r.part {
+	for len(r.runs) > 0 && rows < size {
 		run := r.runs[0]
-		if take := r.part - rows; run.n > take {
+		if take := size - rows; run.n > take {
 			r.runs[0].j, r.runs[0].n, r.runs[0].u = run.j+take, run.n-take, run.u+take
 			run.n = take
 		} else {

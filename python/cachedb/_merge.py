@@ -108,14 +108,18 @@ def _concat(pieces: Sequence[pa.RecordBatch], schema: pa.Schema) -> pa.RecordBat
     return pa.Table.from_batches(pieces, schema=schema).combine_chunks().to_batches()[0]
 
 
-def merge_node_streams(readers: Sequence[Any], schema: pa.Schema, rows: int) -> Iterator[pa.RecordBatch]:
+def merge_node_streams(readers: Sequence[Any], schema: pa.Schema, rows: int, first: int = 0) -> Iterator[pa.RecordBatch]:
     """Yields the reader's rows in order, in record batches of ``rows`` rows (the last may be
-    shorter), merged from node streams. Each reader is started and has a ``queue`` that yields
-    (record batch, app_metadata) items, then None, or an exception."""
+    shorter), merged from node streams; when ``first`` is given the first batch has ``first``
+    rows and each next one twice the one before, up to ``rows``, so that the first rows come
+    soon (every batch but the last is a multiple of ``first`` rows when ``rows`` is). Each reader is started and has a ``queue`` that
+    yields (record batch, app_metadata) items, then None, or an exception."""
     nodes = [_Node(r) for r in readers]
     at = 0
+    size = first or rows
     while True:
-        end = at + rows
+        end = at + size
+        size = min(2 * size, rows)
         for n in nodes:
             while not n.done and n.known_end < end:
                 n.pull()

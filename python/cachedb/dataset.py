@@ -162,9 +162,9 @@ class _Merger(threading.Thread):
     the next unit be merged (Arrow's take, which releases the GIL) while the consumer converts
     and yields the one before."""
 
-    def __init__(self, readers: Sequence[_EndpointReader], schema: pa.Schema, rows: int, depth: int = 1):
+    def __init__(self, readers: Sequence[_EndpointReader], schema: pa.Schema, rows: int, first: int, depth: int = 1):
         super().__init__(daemon=True)
-        self.readers, self.schema, self.rows = readers, schema, rows
+        self.readers, self.schema, self.rows, self.first = readers, schema, rows, first
         self.queue: "queue.Queue[Any]" = queue.Queue(depth)
         self.stopped = threading.Event()
 
@@ -179,7 +179,7 @@ class _Merger(threading.Thread):
 
     def run(self) -> None:
         try:
-            for unit in merge_node_streams(self.readers, self.schema, self.rows):
+            for unit in merge_node_streams(self.readers, self.schema, self.rows, self.first):
                 if not self._put(unit):
                     return
             self._put(None)
@@ -199,13 +199,14 @@ class _Merger(threading.Thread):
 
 
 def merge_endpoints(
-    clients: FlightClients, endpoints: Sequence[flight.FlightEndpoint], schema: pa.Schema, rows: int, depth: int = 4
+    clients: FlightClients, endpoints: Sequence[flight.FlightEndpoint], schema: pa.Schema, rows: int, first: int = 0, depth: int = 4
 ) -> Generator[pa.RecordBatch, None, None]:
     """Yields the rows of a training read planned as node streams (one endpoint per data node,
     all read at once; cachedb._merge) in the reader's order, in record batches of ``rows``
-    rows (the last may be shorter), merged a unit ahead in a thread of their own."""
+    rows (the last may be shorter; from ``first`` rows doubling, when given), merged a unit
+    ahead in a thread of their own."""
     readers = [_EndpointReader(clients, ep, depth, with_metadata=True) for ep in endpoints]
-    merger = _Merger(readers, schema, rows)
+    merger = _Merger(readers, schema, rows, first)
     try:
         for r in readers:
             r.start()
@@ -551,7 +552,7 @@ class CacheDataset(IterableDataset):
                 try:
                     info = clients.flight_info(self.query, option_headers(self._options(worker, num_workers, start)))
                     if json.loads(info.app_metadata or b"{}").get("node_streams") and len(info.endpoints) > 1:
-                        stream = merge_endpoints(clients, info.endpoints, info.schema, unit_rows(b * turn))
+                        stream = merge_endpoints(clients, info.endpoints, info.schema, unit_rows(b * turn), b * turn)
                         batches: Iterator[Any] = self._cut(stream, b * turn)
                     else:
                         stream = stream_endpoints(clients, info.endpoints, self.prefetch)

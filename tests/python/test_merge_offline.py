@@ -75,6 +75,14 @@ def test_merge_gives_the_readers_rows_in_order(nodes, run_rows, batch_rows, out_
     assert got.equals(table)  # every column, NULLs included, in the reader's order
 
 
+def test_merged_batches_grow_from_first_to_rows():
+    table = sample_table(1000, 5)
+    owner = [(i // 3) % 2 for i in range(1000)]
+    merged = list(merge_node_streams(node_streams(table, owner, 2, 64, 0), table.schema, 300, first=75))
+    assert [b.num_rows for b in merged] == [75, 150, 300, 300, 175]
+    assert pa.Table.from_batches(merged).equals(table)
+
+
 def test_a_gap_in_the_node_streams_is_an_error():
     table = sample_table(100, 1)
     owner = [i % 2 for i in range(100)]
