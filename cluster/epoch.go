@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"math"
 	"math/bits"
 	"sort"
@@ -36,13 +37,18 @@ import (
 // reads its partitions' runs of a stretch a window at a time, as it read whole windows before.
 // Without shuffling the epoch is the partitions' rows in order (one block).
 //
+// That is step 2 of MixBlocks. MixWindows, for readers that cannot merge the streams of several
+// nodes, replaces it: the windows of all partitions are permuted together and the epoch is their
+// concatenation, so a stretch shorter than a window draws from one partition.
+//
 // Every permutation is a Fisher–Yates shuffle driven by SplitMix64 keyed by (seed, epoch, what
 // is permuted), so every process computes the same order (of one EpochOrderVersion).
 
 // EpochOrderVersion numbers the algorithm above. It is part of a dataset's order key
 // (engine.EpochOrderKey), so a job or checkpoint made under another version is refused instead
 // of being continued in another order. 3: blocks interleave runs of every partition (step 2),
-// where 1 concatenated whole windows of single partitions in a random order.
+// where 1 concatenated whole windows of single partitions in a random order (as MixWindows
+// does, of smaller windows by default).
 const EpochOrderVersion = 3
 
 // Default sizes of the shuffle.
@@ -70,6 +76,8 @@ type EpochOrder struct {
 	Epoch    int64
 	// Shuffle false keeps the dataset's own order: partition 0's rows, then partition 1's, …
 	Shuffle bool
+	// Mixing says how the partitions' sequences make the epoch (step 2).
+	Mixing EpochMixing
 	// ChunkRows and WindowRows size the shuffle (see above); WindowRows is rounded down to a
 	// multiple of ChunkRows.
 	ChunkRows, WindowRows int
@@ -81,6 +89,83 @@ type EpochOrder struct {
 	// maxKeptChunks chunks, whose windows deal them again each time.
 	dealt   [][]int32
 	shortAt []int64
+	// windows (MixWindows) are the windows of every partition in the epoch's order, and
+	// windowAt[k] the epoch position of windows[k]'s first row (then the epoch's rows).
+	windows  []partWindowRef
+	windowAt []int64
+}
+
+// partWindowRef is window W of partition P's sequence.
+type partWindowRef struct{ P, W int32 }
+
+// EpochMixing says how the partitions' sequences are laid into the epoch (step 2).
+type EpochMixing int
+
+const (
+	// MixBlocks interleaves runs of every partition in every block of about BlockRows rows:
+	// any stretch of the epoch draws from every partition. A reader of a dataset on several
+	// nodes reads it as node streams (one per node, rows placed by each batch's runs).
+	MixBlocks EpochMixing = iota
+	// MixWindows lays the windows of all partitions end to end in a random order: a stretch of
+	// the epoch shorter than a window draws from one partition, but each window is read from
+	// one node, so a reader gets one ordered endpoint per window or run of windows on the same
+	// node (what a client that cannot merge node streams reads).
+	MixWindows
+)
+
+// ParseEpochMixing reads "blocks" or "windows".
+func ParseEpochMixing(s string) (EpochMixing, error) {
+	switch s {
+	case "blocks":
+		return MixBlocks, nil
+	case "windows":
+		return MixWindows, nil
+	}
+	return 0, errors.New("want blocks or windows")
+}
+
+func (m EpochMixing) String() string {
+	if m == MixWindows {
+		return "windows"
+	}
+	return "blocks"
+}
+
+// layWindows lays out the MixWindows order: every partition's windows, permuted together.
+func (o *EpochOrder) layWindows() {
+	for p := range o.PartRows {
+		for w := range o.PartitionWindows(p) {
+			o.windows = append(o.windows, partWindowRef{P: int32(p), W: int32(w)})
+		}
+	}
+	perm := permutation32(len(o.windows), streamKey(o.Seed, uint64(o.Epoch), keyWindows))
+	laid := make([]partWindowRef, len(o.windows))
+	o.windowAt = make([]int64, len(o.windows)+1)
+	for k, i := range perm {
+		laid[k] = o.windows[i]
+		o.windowAt[k+1] = o.windowAt[k] + o.windowRows(int(laid[k].P), int(laid[k].W))
+	}
+	o.windows = laid
+}
+
+// windowRows is the row count of window w of partition p's sequence.
+func (o *EpochOrder) windowRows(p, w int) int64 {
+	win := int64(o.WindowRows)
+	return min(win, o.PartRows[p]-int64(w)*win)
+}
+
+// windowRuns is Runs of a MixWindows order.
+func (o *EpochOrder) windowRuns(g0, g1 int64, fn func(g int64, part int, j, n int64) bool) bool {
+	k := sort.Search(len(o.windows), func(k int) bool { return o.windowAt[k+1] > g0 })
+	for g := g0; g < g1 && k < len(o.windows); k++ {
+		at, end := o.windowAt[k], min(g1, o.windowAt[k+1])
+		ref := o.windows[k]
+		if !fn(g, int(ref.P), int64(ref.W)*int64(o.WindowRows)+g-at, end-g) {
+			return false
+		}
+		g = end
+	}
+	return true
 }
 
 // blockRows is BlockRows; tests make it smaller, to cut small epochs into many blocks.
@@ -93,7 +178,7 @@ var maxKeptChunks int64 = 1 << 21
 type RowRange struct{ From, To int64 }
 
 // NewEpochOrder validates the sizes and lays out the epoch.
-func NewEpochOrder(partRows []int64, seed uint64, epoch int64, shuffle bool, chunkRows, windowRows int) (*EpochOrder, error) {
+func NewEpochOrder(partRows []int64, seed uint64, epoch int64, shuffle bool, mixing EpochMixing, chunkRows, windowRows int) (*EpochOrder, error) {
 	if chunkRows <= 0 || windowRows <= 0 {
 		return nil, errs.Invalidf("chunk_rows (%d) and window_rows (%d) must be positive", chunkRows, windowRows)
 	}
@@ -118,9 +203,16 @@ func NewEpochOrder(partRows []int64, seed uint64, epoch int64, shuffle bool, chu
 		}
 		chunks += n
 	}
-	o := &EpochOrder{PartRows: partRows, Seed: seed, Epoch: epoch, Shuffle: shuffle, ChunkRows: chunkRows, WindowRows: windowRows / chunkRows * chunkRows, total: total, blocks: 1}
+	o := &EpochOrder{PartRows: partRows, Seed: seed, Epoch: epoch, Shuffle: shuffle, Mixing: mixing, ChunkRows: chunkRows, WindowRows: windowRows / chunkRows * chunkRows, total: total, blocks: 1}
 	if shuffle {
-		o.blocks = max(1, (total+blockRows-1)/blockRows)
+		switch mixing {
+		case MixBlocks:
+			o.blocks = max(1, (total+blockRows-1)/blockRows)
+		case MixWindows:
+			o.layWindows()
+		default:
+			return nil, errs.Invalidf("unknown epoch mixing %d", mixing)
+		}
 		if chunks <= maxKeptChunks {
 			o.dealt, o.shortAt = make([][]int32, len(partRows)), make([]int64, len(partRows))
 			for p := range partRows {
@@ -178,6 +270,9 @@ func (o *EpochOrder) Runs(g0, g1 int64, fn func(g int64, part int, j, n int64) b
 	g0, g1 = max(g0, 0), min(g1, o.total)
 	if g0 >= g1 {
 		return true
+	}
+	if o.windows != nil {
+		return o.windowRuns(g0, g1, fn)
 	}
 	b := o.blockOf(g0)
 	lo := o.blockCounts(b, make([]int64, 0, len(o.PartRows)))
@@ -598,7 +693,7 @@ func mulDiv(a, b, c int64) int64 {
 
 // Keys that separate the random streams of one (seed, epoch).
 const (
-	keyWindows = iota + 1 // version 1: the windows' order
+	keyWindows = iota + 1 // the windows' order (version 1 and MixWindows)
 	keyChunks
 	keyRows
 )

@@ -27,7 +27,7 @@ func NewEpochOrders(size int) *EpochOrders {
 
 // Get returns the order NewEpochOrder makes of these arguments, made once while it stays among
 // the most recent.
-func (c *EpochOrders) Get(partRows []int64, seed uint64, epoch int64, shuffle bool, chunkRows, windowRows int) (*EpochOrder, error) {
+func (c *EpochOrders) Get(partRows []int64, seed uint64, epoch int64, shuffle bool, mixing EpochMixing, chunkRows, windowRows int) (*EpochOrder, error) {
 	h := fnv.New64a()
 	var b [8]byte
 	for _, n := range partRows {
@@ -36,11 +36,11 @@ func (c *EpochOrders) Get(partRows []int64, seed uint64, epoch int64, shuffle bo
 		}
 		h.Write(b[:])
 	}
-	key := fmt.Sprintf("%d/%x/%d/%d/%t/%d/%d", len(partRows), h.Sum64(), seed, epoch, shuffle, chunkRows, windowRows)
+	key := fmt.Sprintf("%d/%x/%d/%d/%t/%d/%d/%d", len(partRows), h.Sum64(), seed, epoch, shuffle, mixing, chunkRows, windowRows)
 	if o, ok := c.cache.Get(key); ok && slices.Equal(o.PartRows, partRows) {
 		return o, nil
 	}
-	o, err := NewEpochOrder(slices.Clone(partRows), seed, epoch, shuffle, chunkRows, windowRows)
+	o, err := NewEpochOrder(slices.Clone(partRows), seed, epoch, shuffle, mixing, chunkRows, windowRows)
 	if err != nil {
 		return nil, err
 	}

@@ -11,31 +11,31 @@ import (
 func TestEpochOrdersAreMadeOnceAndKeepTheOrder(t *testing.T) {
 	parts := []int64{10_000, 7_777, 0, 12_345}
 	orders := NewEpochOrders(2)
-	a, err := orders.Get(parts, 7, 3, true, 64, 1024)
+	a, err := orders.Get(parts, 7, 3, true, MixBlocks, 64, 1024)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := orders.Get(slices.Clone(parts), 7, 3, true, 64, 1024); b != a {
+	if b, _ := orders.Get(slices.Clone(parts), 7, 3, true, MixBlocks, 64, 1024); b != a {
 		t.Error("equal arguments made the order again")
 	}
 	for _, other := range []func() (*EpochOrder, error){
-		func() (*EpochOrder, error) { return orders.Get(parts, 7, 4, true, 64, 1024) },
+		func() (*EpochOrder, error) { return orders.Get(parts, 7, 4, true, MixBlocks, 64, 1024) },
 		func() (*EpochOrder, error) {
-			return orders.Get([]int64{10_000, 7_777, 1, 12_345}, 7, 3, true, 64, 1024)
+			return orders.Get([]int64{10_000, 7_777, 1, 12_345}, 7, 3, true, MixBlocks, 64, 1024)
 		},
-		func() (*EpochOrder, error) { return orders.Get(parts, 7, 3, true, 32, 1024) },
+		func() (*EpochOrder, error) { return orders.Get(parts, 7, 3, true, MixBlocks, 32, 1024) },
 	} {
 		if o, err := other(); err != nil || o == a {
 			t.Errorf("other arguments got the same order (%v)", err)
 		}
 	}
-	if _, err := orders.Get(parts, 7, 3, true, 0, 1024); err == nil {
+	if _, err := orders.Get(parts, 7, 3, true, MixBlocks, 0, 1024); err == nil {
 		t.Error("invalid sizes were accepted")
 	}
 
 	kept := maxKeptChunks
 	maxKeptChunks = 0
-	dealing, err := NewEpochOrder(parts, 7, 3, true, 64, 1024)
+	dealing, err := NewEpochOrder(parts, 7, 3, true, MixBlocks, 64, 1024)
 	maxKeptChunks = kept
 	if err != nil {
 		t.Fatal(err)

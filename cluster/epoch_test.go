@@ -148,7 +148,7 @@ func TestEpochReadsProperties(t *testing.T) {
 		world, workers, batch := 1+rng.IntN(5), 1+rng.IntN(4), 1+rng.IntN(9)
 		name := fmt.Sprintf("case %d parts=%v chunk=%d window=%d block=%d seed=%d epoch=%d world=%d workers=%d batch=%d", c, parts, chunk, window, blockRows, seed, epoch, world, workers, batch)
 
-		o, err := NewEpochOrder(parts, seed, epoch, true, chunk, window)
+		o, err := NewEpochOrder(parts, seed, epoch, true, MixBlocks, chunk, window)
 		if err != nil {
 			t.Fatal(name, err)
 		}
@@ -248,13 +248,13 @@ func TestEpochReadsProperties(t *testing.T) {
 // it does not depend on the reader (so a different world size reads the same order).
 func TestEpochOrderIsDeterministic(t *testing.T) {
 	parts := []int64{1000, 0, 333, 2048, 7}
-	a, _ := NewEpochOrder(parts, 42, 3, true, 16, 128)
-	b, _ := NewEpochOrder(slices.Clone(parts), 42, 3, true, 16, 128)
+	a, _ := NewEpochOrder(parts, 42, 3, true, MixBlocks, 16, 128)
+	b, _ := NewEpochOrder(slices.Clone(parts), 42, 3, true, MixBlocks, 16, 128)
 	if !slices.Equal(epochRows(t, a), epochRows(t, b)) {
 		t.Fatal("the same inputs gave two orders")
 	}
 	// Pinned: a change to the order would change every job's data order, so it must be deliberate.
-	small, _ := NewEpochOrder([]int64{5, 3}, 7, 1, true, 2, 4)
+	small, _ := NewEpochOrder([]int64{5, 3}, 7, 1, true, MixBlocks, 2, 4)
 	got := fmt.Sprint(epochRows(t, small))
 	const want = "[{0 0} {0 3} {0 2} {0 1} {0 4} {1 2} {1 0} {1 1}]"
 	if got != want {
@@ -263,7 +263,7 @@ func TestEpochOrderIsDeterministic(t *testing.T) {
 	// The same in blocks of 3 rows: each block takes a run of each partition's sequence.
 	defer func(n int64) { blockRows = n }(blockRows)
 	blockRows = 3
-	small, _ = NewEpochOrder([]int64{5, 3}, 7, 1, true, 2, 4)
+	small, _ = NewEpochOrder([]int64{5, 3}, 7, 1, true, MixBlocks, 2, 4)
 	got = fmt.Sprint(epochRows(t, small))
 	const inBlocks = "[{0 0} {1 2} {0 3} {0 2} {1 0} {0 1} {0 4} {1 1}]"
 	if got != inBlocks {
@@ -275,8 +275,8 @@ func TestEpochOrderIsDeterministic(t *testing.T) {
 // a window's rows come from several places of its partition.
 func TestEpochsDifferAcrossPartitions(t *testing.T) {
 	parts := []int64{5000, 5000, 5000, 5000}
-	o0, _ := NewEpochOrder(parts, 9, 0, true, 64, 1024)
-	o1, _ := NewEpochOrder(parts, 9, 1, true, 64, 1024)
+	o0, _ := NewEpochOrder(parts, 9, 0, true, MixBlocks, 64, 1024)
+	o1, _ := NewEpochOrder(parts, 9, 1, true, MixBlocks, 64, 1024)
 	e0, e1 := epochRows(t, o0), epochRows(t, o1)
 	if slices.Equal(e0, e1) {
 		t.Fatal("epochs 0 and 1 have the same order")
@@ -312,20 +312,20 @@ func TestEpochsDifferAcrossPartitions(t *testing.T) {
 		t.Fatalf("a batch of 64 reads %d chunks", len(chunksInBatch))
 	}
 	// Without shuffling, the dataset's own order.
-	plain, _ := NewEpochOrder([]int64{3, 2}, 9, 4, false, 2, 2)
+	plain, _ := NewEpochOrder([]int64{3, 2}, 9, 4, false, MixBlocks, 2, 2)
 	if got := fmt.Sprint(epochRows(t, plain)); got != "[{0 0} {0 1} {0 2} {1 0} {1 1}]" {
 		t.Fatalf("unshuffled order %s", got)
 	}
 }
 
 func TestEpochInputsAreValidated(t *testing.T) {
-	if _, err := NewEpochOrder([]int64{1}, 0, 0, true, 0, 10); err == nil {
+	if _, err := NewEpochOrder([]int64{1}, 0, 0, true, MixBlocks, 0, 10); err == nil {
 		t.Error("chunk_rows 0 accepted")
 	}
-	if _, err := NewEpochOrder([]int64{1}, 0, 0, true, 20, 10); err == nil {
+	if _, err := NewEpochOrder([]int64{1}, 0, 0, true, MixBlocks, 20, 10); err == nil {
 		t.Error("chunk larger than window accepted")
 	}
-	if _, err := NewEpochOrder([]int64{1}, 0, -1, true, 1, 10); err == nil {
+	if _, err := NewEpochOrder([]int64{1}, 0, -1, true, MixBlocks, 1, 10); err == nil {
 		t.Error("negative epoch accepted")
 	}
 	bad := []EpochReader{
@@ -347,11 +347,11 @@ func TestEpochInputsAreValidated(t *testing.T) {
 
 func TestEpochOrderRefusesMoreChunksThanItCanLayOut(t *testing.T) {
 	for _, parts := range [][]int64{{MaxEpochChunks + 1}, {1 << 62}, {math.MaxInt64}, {MaxEpochChunks, math.MaxInt64}, {MaxEpochChunks / 2, MaxEpochChunks/2 + 1}} {
-		if _, err := NewEpochOrder(parts, 1, 0, true, 1, 1); errs.CategoryOf(err) != errs.InvalidInput {
+		if _, err := NewEpochOrder(parts, 1, 0, true, MixBlocks, 1, 1); errs.CategoryOf(err) != errs.InvalidInput {
 			t.Errorf("partition rows %v in chunks of 1: %v, want invalid input", parts, err)
 		}
 	}
-	if _, err := NewEpochOrder([]int64{math.MaxInt64}, 1, 0, false, MaxWindowRows, MaxWindowRows); errs.CategoryOf(err) != errs.InvalidInput {
+	if _, err := NewEpochOrder([]int64{math.MaxInt64}, 1, 0, false, MixBlocks, MaxWindowRows, MaxWindowRows); errs.CategoryOf(err) != errs.InvalidInput {
 		t.Errorf("%d rows in chunks of %d: %v, want invalid input", int64(math.MaxInt64), MaxWindowRows, err)
 	}
 }
@@ -381,7 +381,7 @@ func TestEpochResumeOnAnotherWorldSize(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for c := range 300 {
 		parts, chunk, window := randomCase(rng)
-		o, err := NewEpochOrder(parts, rng.Uint64(), int64(rng.IntN(3)), true, chunk, window)
+		o, err := NewEpochOrder(parts, rng.Uint64(), int64(rng.IntN(3)), true, MixBlocks, chunk, window)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -508,5 +508,66 @@ func TestWorkersTakeTurnsOfSeveralBatches(t *testing.T) {
 	}
 	if err := (EpochReader{WorldSize: 1, NumWorkers: 1, WorkerBatches: MaxWorkerBatches + 1}).Validate(); err == nil {
 		t.Error("worker_batches past its bound was accepted")
+	}
+}
+
+// An order mixed by windows lays whole windows of single partitions end to end, every row once,
+// in an order that changes with the epoch and differs from the order mixed by blocks; a
+// stretch shorter than a window draws from one partition.
+func TestEpochOrderMixedByWindows(t *testing.T) {
+	partRows := []int64{1000, 700, 1, 0, 333}
+	o, err := NewEpochOrder(partRows, 9, 2, true, MixWindows, 16, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := epochRows(t, o)
+	seen := map[rowID]bool{}
+	for _, r := range rows {
+		if seen[r] {
+			t.Fatalf("row %v twice", r)
+		}
+		seen[r] = true
+	}
+	var windows int
+	o.Runs(0, o.Rows(), func(g int64, p int, j, n int64) bool {
+		w, i := o.Window(j)
+		if i != 0 || n != o.windowRows(p, w) {
+			t.Fatalf("run at %d: rows [%d, %d) of partition %d, not a whole window", g, j, j+n, p)
+		}
+		windows++
+		return true
+	})
+	want := 0
+	for p := range partRows {
+		want += o.PartitionWindows(p)
+	}
+	if windows != want {
+		t.Fatalf("%d windows laid out, want %d", windows, want)
+	}
+	// Runs asked for part of a window give that part.
+	var got []rowID
+	seq := sequenceRows(t, o)
+	o.Runs(200, 300, func(g int64, p int, j, n int64) bool {
+		for _, r := range seq[p][j : j+n] {
+			got = append(got, rowID{p, r})
+		}
+		return true
+	})
+	if !slices.Equal(got, rows[200:300]) {
+		t.Fatal("runs of positions [200, 300) differ from the whole epoch's")
+	}
+	next, _ := NewEpochOrder(partRows, 9, 3, true, MixWindows, 16, 128)
+	blocks, _ := NewEpochOrder(partRows, 9, 2, true, MixBlocks, 16, 128)
+	if slices.Equal(epochRows(t, next), rows) || slices.Equal(epochRows(t, blocks), rows) {
+		t.Fatal("the next epoch, or mixing by blocks, gives the same order")
+	}
+	if _, err := NewEpochOrder(partRows, 9, 2, true, EpochMixing(7), 16, 128); errs.CategoryOf(err) != errs.InvalidInput {
+		t.Fatalf("an unknown mixing: %v", err)
+	}
+	if m, err := ParseEpochMixing("windows"); err != nil || m != MixWindows || m.String() != "windows" || MixBlocks.String() != "blocks" {
+		t.Fatalf("ParseEpochMixing(windows) = %v, %v", m, err)
+	}
+	if _, err := ParseEpochMixing("rows"); err == nil {
+		t.Fatal("ParseEpochMixing(rows) succeeded")
 	}
 }

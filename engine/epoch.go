@@ -32,7 +32,9 @@ type EpochRequest struct {
 	Seed    uint64
 	Epoch   int64
 	Shuffle bool
-	// ChunkRows and WindowRows size the shuffle (cluster.EpochOrder).
+	// Mixing lays the partitions into the epoch (cluster.EpochMixing); ChunkRows and
+	// WindowRows size the shuffle (cluster.EpochOrder).
+	Mixing                cluster.EpochMixing
 	ChunkRows, WindowRows int
 	// Generation, when not 0, is the dataset generation the job reads: a read of a dataset made
 	// again since (another generation under the name) is refused instead of reading other rows.
@@ -56,14 +58,19 @@ func DefaultEpochRequest() EpochRequest {
 }
 
 // EpochOptionNames lists the options a training read takes, as ParseEpochOptions reads them.
-var EpochOptionNames = []string{"seed", "epoch", "shuffle", "chunk_rows", "window_rows", "rank", "world_size", "worker", "num_workers", "batch_size", "worker_batches", "offset", "start", "shares", "generation", "order_key", "resume", "node_streams"}
+var EpochOptionNames = []string{"seed", "epoch", "shuffle", "mixing", "chunk_rows", "window_rows", "rank", "world_size", "worker", "num_workers", "batch_size", "worker_batches", "offset", "start", "shares", "generation", "order_key", "resume", "node_streams"}
 
 // ParseEpochOptions reads a training read's options (names as in EpochOptionNames, values as
 // text) over DefaultEpochRequest. An unknown name or a value that is not a number of the
 // option's kind is errs.InvalidInput naming it; numbers out of range are refused by
 // EpochReader.Validate (here) and cluster.NewEpochOrder (when planned).
+//
+// Every read mixes by blocks unless it asks for mixing=windows (the order a client reading
+// ordered endpoints takes from one node at a time), whose windows are DefaultWindowsWindowRows
+// rows unless window_rows is given: the same options give every client the same order.
 func ParseEpochOptions(opts map[string]string) (EpochRequest, error) {
 	req := DefaultEpochRequest()
+	_, windowGiven := opts["window_rows"]
 	for _, name := range slices.Sorted(maps.Keys(opts)) {
 		value := strings.TrimSpace(opts[name])
 		var err error
@@ -79,6 +86,8 @@ func ParseEpochOptions(opts map[string]string) (EpochRequest, error) {
 			req.Epoch, err = strconv.ParseInt(value, 10, 64)
 		case "shuffle":
 			req.Shuffle, err = strconv.ParseBool(value)
+		case "mixing":
+			req.Mixing, err = cluster.ParseEpochMixing(strings.ToLower(value))
 		case "chunk_rows":
 			count(&req.ChunkRows)
 		case "window_rows":
@@ -116,8 +125,15 @@ func ParseEpochOptions(opts map[string]string) (EpochRequest, error) {
 			return req, errs.Invalidf("training read option %s=%q: %v", name, value, err)
 		}
 	}
+	if req.Mixing == cluster.MixWindows && !windowGiven {
+		req.WindowRows = DefaultWindowsWindowRows
+	}
 	return req, req.Reader.Validate()
 }
+
+// DefaultWindowsWindowRows is the default window of a read mixed by windows: long stretches of
+// one node each, so few endpoints (a window is read from one node, one window at a time).
+const DefaultWindowsWindowRows = 1 << 16
 
 // ParseResume reads the resume option: the earlier jobs of an epoch (cluster.EpochProgress),
 // oldest first, separated by ";", each the rows its ranks consumed, by rank, separated by ",".
@@ -208,11 +224,14 @@ type EpochPlan struct {
 // partitions of the same row counts holds the same rows in the same places (partitions are made
 // deterministically), so it has the same key and the same orders, and a job or checkpoint of
 // the old one may continue on it. The key covers the order's algorithm
-// (cluster.EpochOrderVersion), so a checkpoint made under another one is refused rather than
-// continued in another order.
-func EpochOrderKey(fingerprint string, partRows []int64) string {
+// (cluster.EpochOrderVersion) and mixing, so a checkpoint made under another one is refused
+// rather than continued in another order.
+func EpochOrderKey(fingerprint string, partRows []int64, mixing cluster.EpochMixing) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "v%d\x00", cluster.EpochOrderVersion)
+	if mixing != cluster.MixBlocks {
+		fmt.Fprintf(h, "%s\x00", mixing)
+	}
 	h.Write([]byte(fingerprint))
 	for _, n := range partRows {
 		fmt.Fprintf(h, "\x00%d", n)
@@ -244,14 +263,14 @@ func (e *Engine) PlanEpochRead(ctx context.Context, sqlText string, req EpochReq
 		}
 		partRows[i] = p.Rows
 	}
-	key, err := e.epochOrderKey(d, partRows)
+	key, err := e.epochOrderKey(d, partRows, req.Mixing)
 	if err != nil {
 		return nil, err
 	}
 	if req.OrderKey != "" && req.OrderKey != key {
 		return nil, errs.NotFoundf("dataset %q no longer has the order the read was planned on (order key %s, now %s): it was made again from another definition or snapshot, or into partitions of other sizes; a job or checkpoint of the old one cannot continue on it, start the epoch again", d.Name(), req.OrderKey, key)
 	}
-	order, err := e.epochOrders.Get(partRows, req.Seed, req.Epoch, req.Shuffle, req.ChunkRows, req.WindowRows)
+	order, err := e.epochOrders.Get(partRows, req.Seed, req.Epoch, req.Shuffle, req.Mixing, req.ChunkRows, req.WindowRows)
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +305,7 @@ func (e *Engine) PlanEpochRead(ctx context.Context, sqlText string, req EpochReq
 		return true
 	})
 	if len(plan.Segments) > MaxOrderedSegments {
-		return nil, errs.Invalidf("dataset %q: this read's rows alternate between data nodes %d times (every batch mixes every partition), more endpoints than an ordered answer may have (%d); read it with node_streams=true (one endpoint per data node, rows placed by each batch's app_metadata), as the Python client does, or with fewer rows per reader",
+		return nil, errs.Invalidf("dataset %q: this read's rows alternate between data nodes %d times (every batch mixes every partition), more endpoints than an ordered answer may have (%d); read it with node_streams=true (one endpoint per data node, rows placed by each batch's app_metadata), as the Python client does, or mixing=windows (a window of one partition at a time), or with fewer rows per reader",
 			d.Name(), len(plan.Segments), MaxOrderedSegments)
 	}
 	e.countRead(d)
@@ -341,7 +360,7 @@ func planNodeStreams(plan *EpochPlan, order *cluster.EpochOrder, r cluster.Epoch
 
 // epochOrderKey is d's EpochOrderKey: from the registry's fingerprint of its definition (none
 // without a registry).
-func (e *Engine) epochOrderKey(d *memcat.Dataset, partRows []int64) (string, error) {
+func (e *Engine) epochOrderKey(d *memcat.Dataset, partRows []int64, mixing cluster.EpochMixing) (string, error) {
 	var fp string
 	if e.datasets != nil {
 		info, ok := e.datasets.Lookup(d.Name())
@@ -350,7 +369,7 @@ func (e *Engine) epochOrderKey(d *memcat.Dataset, partRows []int64) (string, err
 		}
 		fp = info.Fingerprint
 	}
-	return EpochOrderKey(fp, partRows), nil
+	return EpochOrderKey(fp, partRows, mixing), nil
 }
 
 // epochSource binds sqlText and returns the dataset it reads and the columns it selects.

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cachedb/cachedb/cluster"
@@ -31,11 +32,11 @@ func TestParseResume(t *testing.T) {
 
 // The order key follows what the order depends on: the definition and the partition row counts.
 func TestEpochOrderKey(t *testing.T) {
-	a := EpochOrderKey("fp", []int64{10, 20})
-	if a != EpochOrderKey("fp", []int64{10, 20}) {
+	a := EpochOrderKey("fp", []int64{10, 20}, cluster.MixBlocks)
+	if a != EpochOrderKey("fp", []int64{10, 20}, cluster.MixBlocks) {
 		t.Error("the same inputs gave two keys")
 	}
-	for _, other := range []string{EpochOrderKey("fp2", []int64{10, 20}), EpochOrderKey("fp", []int64{20, 10}), EpochOrderKey("fp", []int64{10, 2, 0}), EpochOrderKey("fp", []int64{10, 20, 0})} {
+	for _, other := range []string{EpochOrderKey("fp2", []int64{10, 20}, cluster.MixBlocks), EpochOrderKey("fp", []int64{20, 10}, cluster.MixBlocks), EpochOrderKey("fp", []int64{10, 2, 0}, cluster.MixBlocks), EpochOrderKey("fp", []int64{10, 20, 0}, cluster.MixBlocks), EpochOrderKey("fp", []int64{10, 20}, cluster.MixWindows)} {
 		if other == a {
 			t.Errorf("key %s for different inputs", other)
 		}
@@ -47,5 +48,29 @@ func TestEpochOrderKey(t *testing.T) {
 	fmt.Fprintf(h, "\x00%d\x00%d", 10, 20)
 	if v1 := hex.EncodeToString(h.Sum(nil))[:16]; v1 == a {
 		t.Errorf("order version %d has version 1's key %s", cluster.EpochOrderVersion, v1)
+	}
+}
+
+// Every read mixes by blocks of small windows unless it asks for mixing=windows, whose windows
+// are large by default (a window is read from one node at a time); the size may be given.
+func TestEpochMixingDefaults(t *testing.T) {
+	for _, c := range []struct {
+		opts   map[string]string
+		mixing cluster.EpochMixing
+		window int
+	}{
+		{map[string]string{}, cluster.MixBlocks, cluster.DefaultWindowRows},
+		{map[string]string{"node_streams": "true"}, cluster.MixBlocks, cluster.DefaultWindowRows},
+		{map[string]string{"mixing": "blocks", "window_rows": "512"}, cluster.MixBlocks, 512},
+		{map[string]string{"mixing": "Windows"}, cluster.MixWindows, DefaultWindowsWindowRows},
+		{map[string]string{"mixing": "windows", "window_rows": "512"}, cluster.MixWindows, 512},
+	} {
+		req, err := ParseEpochOptions(c.opts)
+		if err != nil || req.Mixing != c.mixing || req.WindowRows != c.window {
+			t.Errorf("%v: mixing %v, window_rows %d, %v; want %v, %d", c.opts, req.Mixing, req.WindowRows, err, c.mixing, c.window)
+		}
+	}
+	if _, err := ParseEpochOptions(map[string]string{"mixing": "rows"}); errs.CategoryOf(err) != errs.InvalidInput || !strings.Contains(err.Error(), "mixing") {
+		t.Errorf("mixing=rows: %v", err)
 	}
 }

@@ -125,8 +125,10 @@ type trainingTicket struct {
 	Seed       uint64   `json:"seed,omitempty"`
 	Epoch      int64    `json:"epoch,omitempty"`
 	Shuffle    bool     `json:"shuffle,omitempty"`
-	ChunkRows  int      `json:"chunk_rows,omitempty"`
-	WindowRows int      `json:"window_rows,omitempty"`
+	// Mixing is EpochRequest.Mixing (cluster.EpochMixing).
+	Mixing     cluster.EpochMixing `json:"mixing,omitempty"`
+	ChunkRows  int                 `json:"chunk_rows,omitempty"`
+	WindowRows int                 `json:"window_rows,omitempty"`
 	// PinnedGeneration is EpochRequest.Generation (0 once planned: the slice names its
 	// generation itself).
 	PinnedGeneration uint64            `json:"pinned_generation,omitempty"`
@@ -159,7 +161,7 @@ func newTrainingTicket(e engine.EpochSlice) trainingTicket {
 	r, rd := e.Request, e.Request.Reader
 	t := trainingTicket{
 		Dataset: e.Dataset, Generation: e.Generation, Columns: e.Columns, Names: e.Names, PartRows: e.PartRows,
-		Seed: r.Seed, Epoch: r.Epoch, Shuffle: r.Shuffle, ChunkRows: r.ChunkRows, WindowRows: r.WindowRows, PinnedGeneration: r.Generation,
+		Seed: r.Seed, Epoch: r.Epoch, Shuffle: r.Shuffle, Mixing: r.Mixing, ChunkRows: r.ChunkRows, WindowRows: r.WindowRows, PinnedGeneration: r.Generation,
 		WorldSize: rd.WorldSize, Rank: rd.Rank, NumWorkers: rd.NumWorkers, Worker: rd.Worker, BatchSize: rd.BatchSize,
 		WorkerBatches: rd.WorkerBatches, Offset: rd.Offset, Start: rd.Start, Shares: rd.Shares, From: e.From, To: e.To,
 		PinnedOrderKey: r.OrderKey, Partitions: e.Partitions, NodeStreams: r.NodeStreams,
@@ -183,7 +185,7 @@ func (t trainingTicket) slice() (engine.EpochSlice, error) {
 	if len(t.Names) != len(t.Columns) {
 		return engine.EpochSlice{}, errs.Invalidf("training ticket is malformed: %d columns and %d names", len(t.Columns), len(t.Names))
 	}
-	counts := append([]int{t.ChunkRows, t.WindowRows, t.WorldSize, t.Rank, t.NumWorkers, t.Worker, t.BatchSize, t.WorkerBatches, int(t.Shares)}, t.Columns...)
+	counts := append([]int{t.ChunkRows, t.WindowRows, t.WorldSize, t.Rank, t.NumWorkers, t.Worker, t.BatchSize, t.WorkerBatches, int(t.Shares), int(t.Mixing)}, t.Columns...)
 	for _, n := range counts {
 		if n < 0 || n > maxTrainingCount {
 			return engine.EpochSlice{}, errs.Invalidf("training ticket is malformed: %d is out of range", n)
@@ -201,7 +203,7 @@ func (t trainingTicket) slice() (engine.EpochSlice, error) {
 	return engine.EpochSlice{
 		Dataset: t.Dataset, Generation: t.Generation, Columns: t.Columns, Names: t.Names, PartRows: t.PartRows, Partitions: t.Partitions,
 		Request: engine.EpochRequest{
-			Seed: t.Seed, Epoch: t.Epoch, Shuffle: t.Shuffle, ChunkRows: t.ChunkRows, WindowRows: t.WindowRows, Generation: t.PinnedGeneration, OrderKey: t.PinnedOrderKey,
+			Seed: t.Seed, Epoch: t.Epoch, Shuffle: t.Shuffle, Mixing: t.Mixing, ChunkRows: t.ChunkRows, WindowRows: t.WindowRows, Generation: t.PinnedGeneration, OrderKey: t.PinnedOrderKey,
 			NodeStreams: t.NodeStreams,
 			Reader: cluster.EpochReader{
 				WorldSize: t.WorldSize, Rank: t.Rank, NumWorkers: t.NumWorkers, Worker: t.Worker, BatchSize: t.BatchSize,

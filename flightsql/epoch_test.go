@@ -322,11 +322,29 @@ func TestTrainingReadsOnDataNodes(t *testing.T) {
 		defer func(n int) { engine.MaxOrderedSegments = n }(engine.MaxOrderedSegments)
 		engine.MaxOrderedSegments = 3
 		_, err := epochRead(t, cnxn, query, map[string]string{"seed": "3"})
-		if grpcCode(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "node_streams=true") {
+		if grpcCode(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "node_streams=true") || !strings.Contains(err.Error(), "mixing=windows") {
 			t.Errorf("an ordered read of many segments: %v", err)
 		}
 		if _, err := c.head.arrowClient(t).Execute(metadata.AppendToOutgoingContext(ctx, "cachedb-seed", "3", "cachedb-node-streams", "true"), query); err != nil {
 			t.Errorf("the same read as node streams: %v", err)
+		}
+	})
+	t.Run("a read mixed by windows: a window from one node at a time, few endpoints", func(t *testing.T) {
+		rows, err := epochRead(t, cnxn, query, map[string]string{"seed": "3", "mixing": "windows"})
+		if err != nil || len(rows) != len(all) {
+			t.Fatalf("%d rows of %d, %v", len(rows), len(all), err)
+		}
+		info, err := c.head.arrowClient(t).Execute(metadata.AppendToOutgoingContext(ctx, "cachedb-seed", "3", "cachedb-mixing", "windows"), query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks, err := c.head.arrowClient(t).Execute(metadata.AppendToOutgoingContext(ctx, "cachedb-seed", "3"), query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every partition is one window (under 65,536 rows): at most one endpoint each.
+		if !info.Ordered || len(info.Endpoint) > len(c.nodes)*4 || len(info.Endpoint) >= len(blocks.Endpoint) {
+			t.Fatalf("ordered=%v, %d endpoints mixed by windows, %d by blocks", info.Ordered, len(info.Endpoint), len(blocks.Endpoint))
 		}
 	})
 	t.Run("bad reads are refused and the server keeps serving", func(t *testing.T) {

@@ -33,7 +33,7 @@ func (rt *Runtime) ReadEpoch(ctx context.Context, s engine.EpochSlice) (array.Re
 	if err := s.Request.Reader.Validate(); err != nil {
 		return nil, err
 	}
-	order, err := rt.epochOrders.Get(s.PartRows, s.Request.Seed, s.Request.Epoch, s.Request.Shuffle, s.Request.ChunkRows, s.Request.WindowRows)
+	order, err := rt.epochOrders.Get(s.PartRows, s.Request.Seed, s.Request.Epoch, s.Request.Shuffle, s.Request.Mixing, s.Request.ChunkRows, s.Request.WindowRows)
 	if err != nil {
 		return nil, err
 	}

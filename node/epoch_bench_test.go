@@ -96,7 +96,7 @@ func benchmarkEpochRead(b *testing.B, schema *arrow.Schema, partRows int, onDisk
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		req.Epoch = int64(i)
-		order, err := cluster.NewEpochOrder(partRowCounts, req.Seed, req.Epoch, req.Shuffle, req.ChunkRows, req.WindowRows)
+		order, err := cluster.NewEpochOrder(partRowCounts, req.Seed, req.Epoch, req.Shuffle, cluster.MixBlocks, req.ChunkRows, req.WindowRows)
 		if err != nil {
 			b.Fatal(err)
 		}

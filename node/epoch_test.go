@@ -122,7 +122,7 @@ func testEpochReaderKeepsRowsWhole(t *testing.T, onDisk bool) {
 				for _, batch := range []int{7, 64} {
 					name := fmt.Sprintf("shuffle=%v/world=%d/workers=%d/batch=%d", shuffle, world, workers, batch)
 					t.Run(name, func(t *testing.T) {
-						order, err := cluster.NewEpochOrder(partRows, 11, 2, shuffle, 16, 128)
+						order, err := cluster.NewEpochOrder(partRows, 11, 2, shuffle, cluster.MixBlocks, 16, 128)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -207,7 +207,7 @@ func TestEpochReaderRetain(t *testing.T) {
 			}
 		}
 	}()
-	order, err := cluster.NewEpochOrder(partRows, 3, 1, true, 16, 128)
+	order, err := cluster.NewEpochOrder(partRows, 3, 1, true, cluster.MixBlocks, 16, 128)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestEpochReaderStoppedMidStreamFreesThePartGatheredAhead(t *testing.T) {
 		buffers := newBufferRecycler(mem, 1<<20, mempool.Unlimited())
 		partRows := []int64{3000, 2000}
 		parts := epochTestParts(mem, partRows, 64)
-		order, err := cluster.NewEpochOrder(partRows, 3, 1, true, 16, 128)
+		order, err := cluster.NewEpochOrder(partRows, 3, 1, true, cluster.MixBlocks, 16, 128)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -359,7 +359,7 @@ func TestEpochNodeStreamsReassembleTheOrder(t *testing.T) {
 		}
 		return p
 	}
-	order, err := cluster.NewEpochOrder(partRows, 5, 1, true, 32, 512)
+	order, err := cluster.NewEpochOrder(partRows, 5, 1, true, cluster.MixBlocks, 32, 512)
 	if err != nil {
 		t.Fatal(err)
 	}

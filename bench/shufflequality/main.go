@@ -117,7 +117,7 @@ func measure(d dataset, rep report, batch int64) (sizeResult, error) {
 	files := newDistinctCounter(res.Files, batch)
 	partsSeen := newDistinctCounter(res.Partitions, batch)
 	for e := range rep.Epochs {
-		o, err := cluster.NewEpochOrder(d.partRows, rep.Seed, int64(e), true, rep.ChunkRows, rep.WindowRows)
+		o, err := cluster.NewEpochOrder(d.partRows, rep.Seed, int64(e), true, cluster.MixBlocks, rep.ChunkRows, rep.WindowRows)
 		if err != nil {
 			return res, err
 		}

@@ -98,6 +98,19 @@ class _Node:
         return out
 
 
+# Units of at most this many runs are put together by slicing and concatenating the runs
+# (a plain copy) rather than by a take of every row.
+FEW_RUNS = 64
+
+
+def _one_batch(table: pa.Table, schema: pa.Schema) -> pa.RecordBatch:
+    """The table's rows as one record batch (zero-copy when it has one chunk)."""
+    batches = table.to_batches()
+    if len(batches) == 1:
+        return batches[0]
+    return pa.RecordBatch.from_arrays([c.combine_chunks() for c in table.columns], schema=schema)
+
+
 def _concat(pieces: Sequence[pa.RecordBatch], schema: pa.Schema) -> pa.RecordBatch:
     """The pieces' rows, concatenated into one record batch."""
     if len(pieces) == 1:
@@ -135,12 +148,22 @@ def merge_node_streams(readers: Sequence[Any], schema: pa.Schema, rows: int, fir
         # order[i] = i + (source start - destination start) of the run holding i.
         dst = np.concatenate([t[0] for t in taken]) - at
         lens = np.concatenate([t[1] for t in taken])
-        src = np.concatenate([np.cumsum(t[1]) - t[1] + first for t, first in zip(taken, np.cumsum(counts) - counts)])
+        local = np.concatenate([np.cumsum(t[1]) - t[1] for t in taken])  # in its node's rows
+        node = np.repeat(np.arange(len(taken)), [len(t[1]) for t in taken])
         by_dst = np.argsort(dst, kind="stable")
-        dst, lens, src = dst[by_dst], lens[by_dst], src[by_dst]
+        dst, lens, local, node = dst[by_dst], lens[by_dst], local[by_dst], node[by_dst]
         if dst[0] != 0 or np.any(dst[1:] != dst[:-1] + lens[:-1]) or dst[-1] + lens[-1] != count:
             raise ValueError("a training read's node streams do not cover the reader's rows once each")
-        order = np.repeat(src - dst, lens) + np.arange(count, dtype=np.int64)
-        # One take of every column at once (Arrow's kernels, any type, NULLs kept).
-        yield _concat([s for t in taken for s in t[2]], schema).take(pa.array(order))
+        if len(dst) <= FEW_RUNS:
+            # Long runs (windows of one partition): the runs' slices concatenated in order, one
+            # copy (none for a unit of one run).
+            tables = [pa.Table.from_batches(t[2], schema=schema) for t in taken]
+            pieces = [tables[k].slice(j, n) for k, j, n in zip(node.tolist(), local.tolist(), lens.tolist())]
+            yield _one_batch(pa.concat_tables(pieces) if len(pieces) > 1 else pieces[0], schema)
+        else:
+            # Row i of the unit is row order[i] of the nodes' rows concatenated: one take of
+            # every column at once (Arrow's kernels, any type, NULLs kept).
+            src = local + (np.cumsum(counts) - counts)[node]
+            order = np.repeat(src - dst, lens) + np.arange(count, dtype=np.int64)
+            yield _concat([s for t in taken for s in t[2]], schema).take(pa.array(order))
         at += count

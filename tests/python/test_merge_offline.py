@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+import cachedb._merge
 from cachedb._merge import merge_node_streams
 
 
@@ -60,8 +61,10 @@ def sample_table(rows: int, seed: int) -> pa.Table:
     })
 
 
-@pytest.mark.parametrize("nodes, run_rows, batch_rows, out_rows", [(2, 7, 16, 10), (3, 1, 5, 64), (1, 100, 33, 50), (2, 128, 4096, 4096)])
-def test_merge_gives_the_readers_rows_in_order(nodes, run_rows, batch_rows, out_rows):
+@pytest.mark.parametrize("few_runs", [0, 64, 10_000])  # units put together by a take, either way, by slices
+@pytest.mark.parametrize("nodes, run_rows, batch_rows, out_rows", [(2, 7, 16, 10), (3, 1, 5, 64), (1, 100, 33, 50), (2, 128, 4096, 4096), (3, 2, 50, 600)])
+def test_merge_gives_the_readers_rows_in_order(nodes, run_rows, batch_rows, out_rows, few_runs, monkeypatch):
+    monkeypatch.setattr(cachedb._merge, "FEW_RUNS", few_runs)
     table = sample_table(1000, nodes * run_rows)
     rng = random.Random(run_rows)
     owner = []
