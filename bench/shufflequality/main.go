@@ -53,6 +53,7 @@ type sizeResult struct {
 type report struct {
 	Seed              uint64       `json:"seed"`
 	Epochs            int          `json:"epochs"`
+	Mixing            string       `json:"mixing"`
 	ChunkRows         int          `json:"chunk_rows"`
 	WindowRows        int          `json:"window_rows"`
 	PartitionsSetting int          `json:"partitions"`
@@ -70,11 +71,16 @@ func main() {
 	seed := flag.Uint64("seed", 0, "shuffle seed")
 	chunk := flag.Int("chunk-rows", cluster.DefaultChunkRows, "chunk_rows of the shuffle")
 	window := flag.Int("window-rows", cluster.DefaultWindowRows, "window_rows of the shuffle")
+	mixingName := flag.String("mixing", "blocks", "how partitions are mixed: blocks or windows")
 	worlds := flag.String("world-sizes", "2,3,5", "world sizes for the same-rank fraction")
 	out := flag.String("out", "bench/results/shuffle_quality.json", "where to write the results (\"\" for nowhere)")
 	flag.Parse()
 
-	rep := report{Seed: *seed, Epochs: *epochs, ChunkRows: *chunk, WindowRows: *window, PartitionsSetting: *parts, FilesPerPartition: *filesPer}
+	mixing, err := cluster.ParseEpochMixing(*mixingName)
+	if err != nil {
+		fail(fmt.Errorf("-mixing %q: %w", *mixingName, err))
+	}
+	rep := report{Seed: *seed, Epochs: *epochs, Mixing: mixing.String(), ChunkRows: *chunk, WindowRows: *window, PartitionsSetting: *parts, FilesPerPartition: *filesPer}
 	for _, w := range strings.Split(*worlds, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(w))
 		if err != nil || n < 1 {
@@ -82,8 +88,8 @@ func main() {
 		}
 		rep.WorldSizes = append(rep.WorldSizes, n)
 	}
-	fmt.Printf("shuffle quality: chunk_rows %d, window_rows %d, %d partitions × %d files, batch %d, seed %d, %d epochs\n",
-		*chunk, *window, *parts, *filesPer, *batch, *seed, *epochs)
+	fmt.Printf("shuffle quality: mixing %s, chunk_rows %d, window_rows %d, %d partitions × %d files, batch %d, seed %d, %d epochs\n",
+		mixing, *chunk, *window, *parts, *filesPer, *batch, *seed, *epochs)
 	for _, s := range strings.Split(*sizes, ",") {
 		rows, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil || rows < 2 || rows > math.MaxUint32 {
@@ -117,7 +123,8 @@ func measure(d dataset, rep report, batch int64) (sizeResult, error) {
 	files := newDistinctCounter(res.Files, batch)
 	partsSeen := newDistinctCounter(res.Partitions, batch)
 	for e := range rep.Epochs {
-		o, err := cluster.NewEpochOrder(d.partRows, rep.Seed, int64(e), true, cluster.MixBlocks, rep.ChunkRows, rep.WindowRows)
+		mixing, _ := cluster.ParseEpochMixing(rep.Mixing)
+		o, err := cluster.NewEpochOrder(d.partRows, rep.Seed, int64(e), true, mixing, rep.ChunkRows, rep.WindowRows)
 		if err != nil {
 			return res, err
 		}
