@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/iceberg-go"
 	icecat "github.com/apache/iceberg-go/catalog"
@@ -129,6 +130,10 @@ type Catalog struct {
 	totalsCache snapshotCache[int64]
 	footers     footerCache
 	statsCache  snapshotCache[*fileSummary]
+	// noDirect reads every task through iceberg-go's reader (see direct.go); tests compare.
+	noDirect bool
+	// directReads counts the tasks read directly, so tests can tell which reader ran.
+	directReads atomic.Int64
 }
 
 var _ catalog.NamespacedCatalog = (*Catalog)(nil)

@@ -146,7 +146,8 @@ func (t *Table) Scan(ctx context.Context, req catalog.ScanRequest) (*catalog.Sca
 		if err != nil {
 			return nil, t.planErr(err)
 		}
-		plan.Tasks = append(plan.Tasks, &scanTask{state: st, task: task, scan: scan})
+		direct := !t.cat.noDirect && canReadDirect(pt, translated > 0, limit)
+		plan.Tasks = append(plan.Tasks, &scanTask{state: st, task: task, scan: scan, direct: direct})
 	}
 	plan.Explain = t.explain(ctx, kept, planned, considered, readIDs, translated > 0)
 	return plan, nil
@@ -326,6 +327,8 @@ type scanTask struct {
 	state *scanState
 	task  table.FileScanTask
 	scan  *table.Scan // reads through the plan's counting IO
+	// direct says the task may be read without iceberg-go's reader (see canReadDirect).
+	direct bool
 }
 
 // EstimatedRows is the file's record count, in proportion when the task is a range of it.
@@ -348,10 +351,20 @@ func (s *scanTask) EstimatedBytes() int64 {
 
 // Open streams the task's rows: iceberg-go reads the file (pruning row groups by their
 // statistics), applies its position and equality deletes and the residual filter, and maps
-// columns by field id; the batches come out with exactly the plan's output schema.
+// columns by field id; the batches come out with exactly the plan's output schema. A task that
+// qualifies is read directly instead (see direct.go), with the same rows.
 func (s *scanTask) Open(ctx context.Context, mem memory.Allocator) (array.RecordReader, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, s.readErr(err)
+	}
+	if s.direct {
+		r, err := s.openDirect(ctx, mem)
+		if err != nil {
+			return nil, s.readErr(err)
+		}
+		if r != nil {
+			return r, nil
+		}
 	}
 	r := &taskReader{task: s, ctx: ctx, mem: mem}
 	if err := r.start(s.scan); err != nil {

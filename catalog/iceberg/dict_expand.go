@@ -1,0 +1,155 @@
+package iceberg
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// expandDictionary turns a dictionary array of strings or binary values with int32 indices (what
+// arrow-go's Parquet reader yields for a dictionary-encoded column read as a dictionary) into a
+// plain array of the value type holding the same values: a NULL index gives NULL. It sizes the
+// result once from the dictionary's value lengths and writes each value's bytes (short values
+// as two machine words, see expandShort), which is far cheaper than decoding the column value by
+// value through a builder, as the reader does when the column is not read as a dictionary.
+func expandDictionary(d *array.Dictionary, mem memory.Allocator) (arrow.Array, error) {
+	dt := d.DataType().(*arrow.DictionaryType)
+	switch dt.ValueType.ID() {
+	case arrow.STRING, arrow.BINARY:
+	default:
+		return nil, fmt.Errorf("expand dictionary of %s: not a string or binary dictionary", dt)
+	}
+	if dt.IndexType.ID() != arrow.INT32 {
+		return nil, fmt.Errorf("expand dictionary of %s: index type is not int32", dt)
+	}
+	dict := d.Dictionary().Data()
+	if dict.NullN() > 0 {
+		return nil, fmt.Errorf("expand dictionary of %s: the dictionary holds NULLs", dt)
+	}
+	dictOffsets := arrow.Int32Traits.CastFromBytes(dict.Buffers()[1].Bytes())[dict.Offset():]
+	dictOffsets = dictOffsets[:dict.Len()+1]
+	var dictBytes []byte
+	if b := dict.Buffers()[2]; b != nil {
+		dictBytes = b.Bytes()
+	}
+	idxData := d.Indices().Data()
+	indices := arrow.Int32Traits.CastFromBytes(idxData.Buffers()[1].Bytes())[idxData.Offset():]
+	n := d.Len()
+	indices = indices[:n]
+	var valid []byte
+	nulls := d.NullN()
+	if nulls > 0 {
+		valid = idxData.Buffers()[0].Bytes()
+	}
+	isValid := func(int) bool { return true }
+	if valid != nil {
+		isValid = func(i int) bool { return bitutil.BitIsSet(valid, idxData.Offset()+i) }
+	}
+
+	offsets := memory.NewResizableBuffer(mem)
+	offsets.Resize(arrow.Int32Traits.BytesRequired(n + 1))
+	out := arrow.Int32Traits.CastFromBytes(offsets.Bytes())
+	out[0] = 0
+	data := memory.NewResizableBuffer(mem)
+	var err error
+	if maxLen := maxValueLen(dictOffsets); maxLen <= shortValue && int64(n)*int64(maxLen) <= math.MaxInt32 {
+		err = expandShort(indices, isValid, dictOffsets, dictBytes, maxLen, out, data)
+	} else {
+		err = expandLong(indices, isValid, dictOffsets, dictBytes, out, data)
+	}
+	if err != nil {
+		offsets.Release()
+		data.Release()
+		return nil, fmt.Errorf("expand dictionary of %s: %w", dt, err)
+	}
+	var bitmap *memory.Buffer
+	if nulls > 0 {
+		bitmap = memory.NewResizableBuffer(mem)
+		bitmap.Resize(int(bitutil.BytesForBits(int64(n))))
+		bitutil.CopyBitmap(valid, idxData.Offset(), n, bitmap.Bytes(), 0)
+	}
+	res := array.NewData(dt.ValueType, n, []*memory.Buffer{bitmap, offsets, data}, nil, nulls, 0)
+	for _, b := range []*memory.Buffer{bitmap, offsets, data} {
+		if b != nil {
+			b.Release()
+		}
+	}
+	defer res.Release()
+	return array.MakeFromData(res), nil
+}
+
+// shortValue is the longest dictionary value expandShort handles.
+const shortValue = 16
+
+func maxValueLen(offsets []int32) int {
+	m := 0
+	for j := 1; j < len(offsets); j++ {
+		m = max(m, int(offsets[j]-offsets[j-1]))
+	}
+	return m
+}
+
+// expandShort expands a dictionary whose values are at most shortValue bytes in one pass:
+// each value is stored as two 8-byte words, whatever its length, into a buffer sized for the
+// longest value per row plus one word pair of slack, and the end offset advances by its length;
+// data is finally cut to the bytes written. Unlike a copy per value this makes no call.
+func expandShort(indices []int32, isValid func(int) bool, dictOffsets []int32, dictBytes []byte, maxLen int, out []int32, data *memory.Buffer) error {
+	nd := len(dictOffsets) - 1
+	words := make([][2]uint64, nd)
+	lens := make([]int32, nd)
+	for j := range words {
+		var b [shortValue]byte
+		copy(b[:], dictBytes[dictOffsets[j]:dictOffsets[j+1]])
+		words[j] = [2]uint64{binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])}
+		lens[j] = dictOffsets[j+1] - dictOffsets[j]
+	}
+	data.Resize(len(indices)*maxLen + shortValue)
+	dst := data.Bytes()
+	var o int32
+	for i, ix := range indices {
+		if isValid(i) {
+			if uint32(ix) >= uint32(nd) {
+				return fmt.Errorf("index %d outside a dictionary of %d values", ix, nd)
+			}
+			w := &words[ix]
+			binary.LittleEndian.PutUint64(dst[o:], w[0])
+			binary.LittleEndian.PutUint64(dst[o+8:], w[1])
+			o += lens[ix]
+		}
+		out[i+1] = o
+	}
+	data.ResizeNoShrink(int(o))
+	return nil
+}
+
+// expandLong expands any dictionary in two passes: the offsets (and so the size), then the
+// bytes of each value.
+func expandLong(indices []int32, isValid func(int) bool, dictOffsets []int32, dictBytes []byte, out []int32, data *memory.Buffer) error {
+	nd := len(dictOffsets) - 1
+	var total int64
+	for i, ix := range indices {
+		if isValid(i) {
+			if uint32(ix) >= uint32(nd) {
+				return fmt.Errorf("index %d outside a dictionary of %d values", ix, nd)
+			}
+			total += int64(dictOffsets[ix+1] - dictOffsets[ix])
+			if total > math.MaxInt32 {
+				return fmt.Errorf("%d rows hold more than 2 GiB of values", len(indices))
+			}
+		}
+		out[i+1] = int32(total)
+	}
+	data.Resize(int(total))
+	dst := data.Bytes()
+	for i, ix := range indices {
+		if out[i+1] != out[i] {
+			copy(dst[out[i]:out[i+1]], dictBytes[dictOffsets[ix]:dictOffsets[ix+1]])
+		}
+	}
+	return nil
+}
