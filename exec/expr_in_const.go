@@ -9,25 +9,26 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
-// inConstExpr is x IN (c1, …, cn) with literal ci, compared as int64, date32 or timestamp: the
-// shape of long IN lists. The general kernel broadcasts every constant to a whole array per
-// batch and compares each row with each of them (rows × n work and memory); this converts the
-// constants to the comparison type once, into a hash set, and probes it once per row. It yields
-// exactly what the general kernel yields (equality in these types is equality of the values),
-// and falls back to it when a constant does not convert.
+// inConstExpr is x IN (c1, …, cn) with literal ci, compared as int64, date32, timestamp or
+// text: the shape of long IN lists. The general kernel broadcasts every constant to a whole
+// array per batch and compares each row with each of them (rows × n work and memory); this
+// converts the constants to the comparison type once, into a hash set, and probes it once per
+// row. It yields exactly what the general kernel yields (equality in these types is equality of
+// the values; text compares as bytes), and falls back to it when a constant does not convert.
 type inConstExpr struct {
 	general *callExpr
 	operand Expr
 	cmpType arrow.DataType
 
 	once    sync.Once
-	set     map[int64]struct{} // the non-NULL constants, as int64 (date32 and timestamp widened)
-	sawNull bool               // some constant is NULL
-	ok      bool               // the set was built; otherwise evaluate general
+	set     map[int64]struct{}  // the non-NULL constants, as int64 (date32 and timestamp widened)
+	strs    map[string]struct{} // the non-NULL constants compared as text
+	sawNull bool                // some constant is NULL
+	ok      bool                // the set was built; otherwise evaluate general
 }
 
 // newInConst returns the specialized form of an "in" call whose list is all literals and whose
-// comparison type is int64, date32 or timestamp, and nil otherwise.
+// comparison type is int64, date32, timestamp or text, and nil otherwise.
 func newInConst(call *callExpr) Expr {
 	if call.name != "in" || len(call.args) < 2 {
 		return nil
@@ -47,7 +48,7 @@ func newInConst(call *callExpr) Expr {
 		return nil
 	}
 	switch t.ID() {
-	case arrow.INT64, arrow.DATE32, arrow.TIMESTAMP:
+	case arrow.INT64, arrow.DATE32, arrow.TIMESTAMP, arrow.STRING:
 	default:
 		return nil
 	}
@@ -62,9 +63,14 @@ func (e *inConstExpr) build(ctx context.Context, tc *TaskContext) {
 	one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
 	defer one.Release()
 	set := make(map[int64]struct{}, len(e.general.args)-1)
+	strs := make(map[string]struct{}, len(e.general.args)-1)
 	for _, c := range e.general.args[1:] {
 		if k, ok := int64OfScalar(c.(*literalExpr).v, e.cmpType); ok {
 			set[k] = struct{}{} // already of the comparison type: no cast to make
+			continue
+		}
+		if k, ok := c.(*literalExpr).v.(*scalar.String); ok && k.IsValid() && k.Value != nil && arrow.TypeEqual(k.DataType(), e.cmpType) {
+			strs[string(k.Data())] = struct{}{}
 			continue
 		}
 		raw, err := c.Eval(ctx, tc, one)
@@ -80,13 +86,15 @@ func (e *inConstExpr) build(ctx context.Context, tc *TaskContext) {
 			e.sawNull = true
 		} else if k, ok := int64At(v, 0); ok {
 			set[k] = struct{}{}
+		} else if k, ok := v.(*array.String); ok {
+			strs[k.Value(0)] = struct{}{}
 		} else {
 			v.Release()
 			return
 		}
 		v.Release()
 	}
-	e.set, e.ok = set, true
+	e.set, e.strs, e.ok = set, strs, true
 }
 
 // int64OfScalar returns the value of a valid scalar of type t (int64, date32 or timestamp) as an
@@ -134,6 +142,17 @@ func (e *inConstExpr) Eval(ctx context.Context, tc *TaskContext, batch arrow.Rec
 		return e.general.Eval(ctx, tc, batch) // the general kernel reports the error as it does
 	}
 	defer cv.Release()
+	if s, ok := cv.(*array.String); ok {
+		return buildRows(newBoolBuilder(tc.Alloc), int(batch.NumRows()), func(i int) (bool, bool, error) {
+			if s.IsNull(i) {
+				return false, false, nil
+			}
+			if _, found := e.strs[s.Value(i)]; found {
+				return true, true, nil
+			}
+			return false, !e.sawNull, nil
+		})
+	}
 	return buildRows(newBoolBuilder(tc.Alloc), int(batch.NumRows()), func(i int) (bool, bool, error) {
 		if cv.IsNull(i) {
 			return false, false, nil
