@@ -84,7 +84,7 @@ func expandDictionary(d *array.Dictionary, mem memory.Allocator) (arrow.Array, e
 }
 
 // shortValue is the longest dictionary value expandShort handles.
-const shortValue = 16
+const shortValue = 32
 
 func maxValueLen(offsets []int32) int {
 	m := 0
@@ -95,20 +95,24 @@ func maxValueLen(offsets []int32) int {
 }
 
 // expandShort expands a dictionary whose values are at most shortValue bytes in one pass:
-// each value is stored as two 8-byte words, whatever its length, into a buffer sized for the
-// longest value per row plus one word pair of slack, and the end offset advances by its length;
-// data is finally cut to the bytes written. Unlike a copy per value this makes no call.
+// each value is stored as whole 8-byte words (as many as the longest value needs), whatever its
+// length, into a buffer sized for the longest value per row plus one value's words of slack,
+// and the end offset advances by its length; data is finally cut to the bytes written. Unlike
+// a copy per value this makes no call.
 func expandShort(indices []int32, isValid func(int) bool, dictOffsets []int32, dictBytes []byte, maxLen int, out []int32, data *memory.Buffer) error {
 	nd := len(dictOffsets) - 1
-	words := make([][2]uint64, nd)
+	k := max((maxLen+7)/8, 1)
+	words := make([]uint64, nd*k)
 	lens := make([]int32, nd)
-	for j := range words {
+	for j := range lens {
 		var b [shortValue]byte
 		copy(b[:], dictBytes[dictOffsets[j]:dictOffsets[j+1]])
-		words[j] = [2]uint64{binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])}
+		for w := range k {
+			words[j*k+w] = binary.LittleEndian.Uint64(b[8*w:])
+		}
 		lens[j] = dictOffsets[j+1] - dictOffsets[j]
 	}
-	data.Resize(len(indices)*maxLen + shortValue)
+	data.Resize(len(indices)*maxLen + 8*k)
 	dst := data.Bytes()
 	var o int32
 	for i, ix := range indices {
@@ -116,9 +120,11 @@ func expandShort(indices []int32, isValid func(int) bool, dictOffsets []int32, d
 			if uint32(ix) >= uint32(nd) {
 				return fmt.Errorf("index %d outside a dictionary of %d values", ix, nd)
 			}
-			w := &words[ix]
-			binary.LittleEndian.PutUint64(dst[o:], w[0])
-			binary.LittleEndian.PutUint64(dst[o+8:], w[1])
+			src := words[int(ix)*k : int(ix)*k+k]
+			at := dst[o : int(o)+8*k]
+			for w, v := range src {
+				binary.LittleEndian.PutUint64(at[8*w:], v)
+			}
 			o += lens[ix]
 		}
 		out[i+1] = o

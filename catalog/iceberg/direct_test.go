@@ -197,7 +197,7 @@ func TestAllDictionaryPages(t *testing.T) {
 func TestExpandDictionary(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	for _, longest := range []string{"zzz", "a value of twenty-four"} {
+	for _, longest := range []string{"zzz", "a value of twenty-two", "a value longer than thirty-two bytes"} {
 		testExpandDictionary(t, mem, []string{"x", "", "yy", "", longest, "x", "", "yy", longest})
 	}
 }
