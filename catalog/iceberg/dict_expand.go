@@ -46,10 +46,7 @@ func expandDictionary(d *array.Dictionary, mem memory.Allocator) (arrow.Array, e
 	if nulls > 0 {
 		valid = idxData.Buffers()[0].Bytes()
 	}
-	isValid := func(int) bool { return true }
-	if valid != nil {
-		isValid = func(i int) bool { return bitutil.BitIsSet(valid, idxData.Offset()+i) }
-	}
+	isValid := validity{bits: valid, offset: idxData.Offset()}
 
 	offsets := memory.NewResizableBuffer(mem)
 	offsets.Resize(arrow.Int32Traits.BytesRequired(n + 1))
@@ -99,7 +96,7 @@ func maxValueLen(offsets []int32) int {
 // length, into a buffer sized for the longest value per row plus one value's words of slack,
 // and the end offset advances by its length; data is finally cut to the bytes written. Unlike
 // a copy per value this makes no call.
-func expandShort(indices []int32, isValid func(int) bool, dictOffsets []int32, dictBytes []byte, maxLen int, out []int32, data *memory.Buffer) error {
+func expandShort(indices []int32, isValid validity, dictOffsets []int32, dictBytes []byte, maxLen int, out []int32, data *memory.Buffer) error {
 	nd := len(dictOffsets) - 1
 	k := max((maxLen+7)/8, 1)
 	words := make([]uint64, nd*k)
@@ -116,7 +113,7 @@ func expandShort(indices []int32, isValid func(int) bool, dictOffsets []int32, d
 	dst := data.Bytes()
 	var o int32
 	for i, ix := range indices {
-		if isValid(i) {
+		if isValid.at(i) {
 			if uint32(ix) >= uint32(nd) {
 				return fmt.Errorf("index %d outside a dictionary of %d values", ix, nd)
 			}
@@ -135,11 +132,11 @@ func expandShort(indices []int32, isValid func(int) bool, dictOffsets []int32, d
 
 // expandLong expands any dictionary in two passes: the offsets (and so the size), then the
 // bytes of each value.
-func expandLong(indices []int32, isValid func(int) bool, dictOffsets []int32, dictBytes []byte, out []int32, data *memory.Buffer) error {
+func expandLong(indices []int32, isValid validity, dictOffsets []int32, dictBytes []byte, out []int32, data *memory.Buffer) error {
 	nd := len(dictOffsets) - 1
 	var total int64
 	for i, ix := range indices {
-		if isValid(i) {
+		if isValid.at(i) {
 			if uint32(ix) >= uint32(nd) {
 				return fmt.Errorf("index %d outside a dictionary of %d values", ix, nd)
 			}
@@ -159,3 +156,11 @@ func expandLong(indices []int32, isValid func(int) bool, dictOffsets []int32, di
 	}
 	return nil
 }
+
+// validity reads a validity bitmap from offset on; without one every row is valid.
+type validity struct {
+	bits   []byte
+	offset int
+}
+
+func (v validity) at(i int) bool { return v.bits == nil || bitutil.BitIsSet(v.bits, v.offset+i) }
