@@ -111,15 +111,12 @@ func (s *scanTask) openDirect(ctx context.Context, mem memory.Allocator) (array.
 		st.table.cat.directReads.Add(1)
 		return stream.Empty(st.schema), nil
 	}
-	rr, err := fr.GetRecordReader(ctx, plan.leaves, groups)
-	if err != nil {
-		closeFile()
-		return nil, err
-	}
 	st.table.cat.directReads.Add(1)
-	r := &directReader{task: s, plan: plan, rr: rr, mem: mem}
+	r := &directReader{task: s, plan: plan, ctx: ctx, fr: fr, groups: groups, mem: mem}
 	return stream.Pull(ctx, st.schema, r.pull, func() {
-		rr.Release()
+		if r.rr != nil {
+			r.rr.Release()
+		}
 		closeFile()
 	}), nil
 }
@@ -259,21 +256,39 @@ func groupSplitOffset(rg *metadata.RowGroupMetaData) int64 {
 	return rg.FileOffset()
 }
 
-// directReader turns the Parquet reader's batches into the scan's output batches.
+// directReader turns the Parquet reader's batches into the scan's output batches. It reads one
+// row group at a time, so that no batch spans two: a batch across row groups would be
+// concatenated by the reader, dictionaries unified.
 type directReader struct {
-	task *scanTask
-	plan directRead
-	rr   pqarrow.RecordReader
-	mem  memory.Allocator
+	task   *scanTask
+	plan   directRead
+	ctx    context.Context
+	fr     *pqarrow.FileReader
+	groups []int                // row groups not yet opened
+	rr     pqarrow.RecordReader // the open row group's; nil before the first
+	mem    memory.Allocator
 }
 
 func (r *directReader) pull() (arrow.RecordBatch, error) {
 	for {
-		if !r.rr.Next() {
-			if err := r.rr.Err(); err != nil {
+		if r.rr == nil || !r.rr.Next() {
+			if r.rr != nil {
+				err := r.rr.Err()
+				r.rr.Release()
+				r.rr = nil
+				if err != nil {
+					return nil, r.task.readErr(err)
+				}
+			}
+			if len(r.groups) == 0 {
+				return nil, nil
+			}
+			rr, err := r.fr.GetRecordReader(r.ctx, r.plan.leaves, r.groups[:1])
+			if err != nil {
 				return nil, r.task.readErr(err)
 			}
-			return nil, nil
+			r.rr, r.groups = rr, r.groups[1:]
+			continue
 		}
 		rec := r.rr.RecordBatch()
 		if rec.NumRows() == 0 {
