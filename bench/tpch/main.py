@@ -23,7 +23,9 @@ import argparse
 import datetime
 import json
 import math
+import os
 import pathlib
+import resource
 import statistics
 import sys
 import tempfile
@@ -64,23 +66,38 @@ def first_line(e: BaseException) -> str:
     return (text[0] if text else type(e).__name__)[:300]
 
 
-class Timed:
-    """One system's runs of one query: its first answer, its times, or the error that stopped
-    it (it is not run again after one)."""
+def own_cpu_seconds() -> float:
+    """CPU seconds this process (DuckDB's and DataFusion's threads run in it) has used."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
-    def __init__(self, fn):
+
+def process_cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system, all threads) process pid has used, from /proc."""
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Timed:
+    """One system's runs of one query: its first answer, its times and CPU times (cpu reads the
+    CPU seconds its process has used so far), or the error that stopped it (it is not run again
+    after one)."""
+
+    def __init__(self, fn, cpu):
         self.fn = fn
+        self.cpu = cpu
         self.answer = None
         self.times: list[float] = []
+        self.cpu_times: list[float] = []
         self.error: BaseException | None = None
 
     def run(self, timed: bool) -> None:
         if self.error is not None:
             return
         try:
-            t0 = time.perf_counter()
+            c0, t0 = self.cpu(), time.perf_counter()
             result = self.fn()
-            elapsed = time.perf_counter() - t0
+            elapsed, cpu = time.perf_counter() - t0, self.cpu() - c0
         except Exception as e:  # noqa: BLE001 - every failure is a row of the table
             self.error = e
             return
@@ -88,9 +105,13 @@ class Timed:
             self.answer = result
         if timed:
             self.times.append(elapsed)
+            self.cpu_times.append(cpu)
 
     def seconds(self) -> float:
         return statistics.median(self.times)
+
+    def cpu_seconds(self) -> float:
+        return statistics.median(self.cpu_times)
 
 
 def measure_interleaved(systems: dict[str, Timed], runs: int, warmup: int) -> None:
@@ -113,6 +134,7 @@ def entry_of(server: Cachedb, t: Timed, sql: str, want) -> dict:
             entry["error"] += f" (server exited {server.proc.returncode})"
         return entry
     entry["seconds"] = t.seconds()
+    entry["cpu_seconds"] = t.cpu_seconds()
     entry["rows"] = t.answer.num_rows
     if isinstance(want, str):
         entry["status"], entry["error"] = "unchecked", "DuckDB: " + want
@@ -150,7 +172,7 @@ def entry_of_datafusion(t: Timed, sql: str, want) -> dict:
     """DataFusion's result entry for one query, its answer checked against DuckDB's (want)."""
     if t.error is not None:
         return {"status": "error", "error": first_line(t.error)}
-    entry = {"status": "ok", "seconds": t.seconds(), "rows": t.answer.num_rows}
+    entry = {"status": "ok", "seconds": t.seconds(), "cpu_seconds": t.cpu_seconds(), "rows": t.answer.num_rows}
     if not isinstance(want, str):
         diff = compare.compare(sql, t.answer, want)
         if diff:  # e.g. its AVG of a decimal is a decimal of scale 6 where DuckDB's is a double
@@ -219,14 +241,17 @@ def main() -> int:
                         if table in sizes:
                             sizes[table]["arrow_bytes"] = b
             for q, sql in qs.items():
-                systems = {"duckdb": Timed(lambda sql=sql: duck.execute(sql).to_arrow_table()),
-                           "datafusion": Timed(lambda sql=sql: fusion.sql(data.datafusion_text(sql)).to_arrow_table())}
+                systems = {"duckdb": Timed(lambda sql=sql: duck.execute(sql).to_arrow_table(), own_cpu_seconds),
+                           "datafusion": Timed(lambda sql=sql: fusion.sql(data.datafusion_text(sql)).to_arrow_table(),
+                                               own_cpu_seconds)}
                 for name, conn in conns.items():
                     if servers[name].proc.poll() is None:
-                        systems[name] = Timed(lambda conn=conn, sql=sql: run_cachedb(conn, sql))
+                        systems[name] = Timed(lambda conn=conn, sql=sql: run_cachedb(conn, sql),
+                                              lambda pid=servers[name].proc.pid: process_cpu_seconds(pid))
                 measure_interleaved(systems, args.runs, args.warmup)
                 ddb = systems["duckdb"]
-                want[q] = first_line(ddb.error) if ddb.error is not None else {"answer": ddb.answer, "seconds": ddb.seconds()}
+                want[q] = (first_line(ddb.error) if ddb.error is not None else
+                           {"answer": ddb.answer, "seconds": ddb.seconds(), "cpu_seconds": ddb.cpu_seconds()})
                 reference = want[q]["answer"] if isinstance(want[q], dict) else want[q]
                 fusion_results[q] = entry_of_datafusion(systems["datafusion"], sql, reference)
                 for name in conns:
@@ -278,6 +303,21 @@ def main() -> int:
                             if "seconds" in e and "seconds" in fusion_results.get(q, {})) for n in names}
     print("geometric mean of time / DataFusion's: " +
           ", ".join(f"{n} {'-' if g is None else f'{g:.2f}'}" for n, g in vs_fusion.items()))
+    # CPU time (cachedb's server process; DuckDB and DataFusion in this process) depends far less
+    # on what else the machine runs than wall time does.
+    def cpu_ratios_of(entries: dict) -> dict:
+        return {q: e["cpu_seconds"] / want[q]["cpu_seconds"] for q, e in entries.items()
+                if "cpu_seconds" in e and isinstance(want.get(q), dict) and want[q]["cpu_seconds"] > 0}
+
+    cpu_ratios = {"datafusion": cpu_ratios_of(fusion_results), **{n: cpu_ratios_of(results[n]) for n in names}}
+    print(f"\nCPU time / DuckDB's CPU time\n{'query':<6}{'duckdb':>10}" + "".join(f"{n:>12}" for n in cpu_ratios))
+    for q in qs:
+        w = want[q]
+        print(f"{q:<6}{fmt_s(w['cpu_seconds']) if isinstance(w, dict) else 'error':>10}" +
+              "".join(f"{'-' if cpu_ratios[n].get(q) is None else format(cpu_ratios[n][q], '.2f'):>12}" for n in cpu_ratios))
+    cpu_geomeans = {n: geomean(r.values()) for n, r in cpu_ratios.items()}
+    print("geometric mean of CPU time / DuckDB's CPU time: " +
+          ", ".join(f"{n} {'-' if g is None else f'{g:.2f}'}" for n, g in cpu_geomeans.items()))
 
     out = {
         "benchmark": "tpch",
@@ -292,6 +332,9 @@ def main() -> int:
         "ratios_vs_duckdb": {"datafusion": fusion_ratios, **ratios},
         "geomean_vs_duckdb": geomeans,
         "geomean_vs_datafusion": vs_fusion,
+        "duckdb_cpu_seconds": {q: w["cpu_seconds"] for q, w in want.items() if isinstance(w, dict)},
+        "cpu_ratios_vs_duckdb": cpu_ratios,
+        "cpu_geomean_vs_duckdb": cpu_geomeans,
     }
     footprint.report(sizes, rss_added)
     out["footprint"] = {"tables": sizes, "resident_bytes_added": rss_added}
