@@ -36,9 +36,9 @@ const directBatchRows = 1 << 17
 
 // directRead is a planned direct read's column mapping for one file.
 type directRead struct {
-	leaves  []int // Parquet leaf columns read, ascending
-	fromCol []int // per output column, its index among leaves
-	dict    []bool
+	leaves  []int  // Parquet leaf columns read, ascending
+	fromCol []int  // per output column, its index among leaves
+	dict    []bool // per leaf: read as a dictionary, then expanded
 }
 
 // canReadDirect reports whether a task may be read directly, as far as planning can tell.
