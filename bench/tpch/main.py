@@ -199,6 +199,7 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2, help="data nodes of the second and third configurations (0: only the first)")
     ap.add_argument("--no-datasets", action="store_true", help="leave out the configuration over datasets")
     ap.add_argument("--queries", help="comma-separated query numbers (default all 22)")
+    ap.add_argument("--modes", help="comma-separated cachedb configurations to run (serve, workersN, datasetsN; default all)")
     ap.add_argument("--no-footprint", dest="footprint", action="store_false",
                     help="leave out measuring the tables as memory tables of a head (after the queries)")
     ap.add_argument("--cachedb", default=str(REPO_ROOT / "bin" / "cachedb"))
@@ -214,6 +215,12 @@ def main() -> int:
         configs.append((f"workers{args.workers}", ["--workers", str(args.workers)]))
         if not args.no_datasets:
             configs.append((f"datasets{args.workers}", ["--workers", str(args.workers)]))
+    if args.modes:
+        wanted = set(args.modes.split(","))
+        unknown = wanted - {name for name, _ in configs}
+        if unknown:
+            ap.error(f"unknown modes {sorted(unknown)}; this run has {[name for name, _ in configs]}")
+        configs = [c for c in configs if c[0] in wanted]
     want: dict = {}
     results: dict = {name: {} for name, _ in configs}
     fusion_results: dict = {}
