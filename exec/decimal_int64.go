@@ -2,6 +2,7 @@ package exec
 
 import (
 	"math"
+	"math/bits"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -46,6 +47,47 @@ func int64Decimals(a arrow.Array) ([]decimal128.Num, bool) {
 		}
 	}
 	return v, true
+}
+
+// int64DecimalsBound is int64Decimals with the largest magnitude of the values (NULL slots
+// included): a kernel that proves from the bounds of its operands that no result of the batch
+// leaves int64 runs its loop without a check per row.
+func int64DecimalsBound(a arrow.Array) ([]decimal128.Num, uint64, bool) {
+	d, ok := a.(*array.Decimal128)
+	if !ok {
+		return nil, 0, false
+	}
+	v := d.Values()
+	bound := uint64(0)
+	for _, x := range v {
+		lo := int64(x.LowBits())
+		if x.HighBits() != lo>>63 {
+			return nil, 0, false
+		}
+		sign := lo >> 63
+		bound = max(bound, uint64((lo^sign)-sign))
+	}
+	return v, bound, true
+}
+
+// productFits reports whether every product of magnitudes at most a and b fits in int64.
+func productFits(a, b uint64) bool {
+	hi, lo := bits.Mul64(a, b)
+	return hi == 0 && lo <= math.MaxInt64
+}
+
+// scaledSumFits reports whether x*mx ± y*my fits in int64 for every |x| <= bx, |y| <= by.
+func scaledSumFits(bx, mx, by, my uint64) bool {
+	hx, lx := bits.Mul64(bx, mx)
+	hy, ly := bits.Mul64(by, my)
+	sum, carry := bits.Add64(lx, ly, 0)
+	return hx == 0 && hy == 0 && carry == 0 && sum <= math.MaxInt64
+}
+
+// magnitude is |v| as an unsigned number (exact for math.MinInt64).
+func magnitude(v int64) uint64 {
+	sign := v >> 63
+	return uint64((v ^ sign) - sign)
 }
 
 // divPow10Int64 returns v / d (d a power of ten) rounded half away from zero.
@@ -128,8 +170,8 @@ func decimalArithInt64(tc *TaskContext, op string, result *arrow.Decimal128Type,
 	if !int64DecimalPaths || a.Len() != b.Len() {
 		return nil, false
 	}
-	x, ok1 := int64Decimals(a)
-	y, ok2 := int64Decimals(b)
+	x, bx, ok1 := int64DecimalsBound(a)
+	y, by, ok2 := int64DecimalsBound(b)
 	if !ok1 || !ok2 {
 		return nil, false
 	}
@@ -138,9 +180,9 @@ func decimalArithInt64(tc *TaskContext, op string, result *arrow.Decimal128Type,
 	ok := false
 	switch op {
 	case "+", "-":
-		ok = addInt64Scaled(r.out, x, y, s-s1, s-s2, op == "-")
+		ok = addInt64Scaled(r.out, x, y, bx, by, s-s1, s-s2, op == "-")
 	case "*":
-		ok = mulInt64Scaled(r.out, x, y, s1+s2-s)
+		ok = mulInt64Scaled(r.out, x, y, bx, by, s1+s2-s)
 	}
 	if !ok {
 		r.release()
@@ -149,12 +191,22 @@ func decimalArithInt64(tc *TaskContext, op string, result *arrow.Decimal128Type,
 	return r.finish(tc.Alloc, result, a, b), true
 }
 
-// addInt64Scaled sets out[i] to x[i]*10^kx ± y[i]*10^ky, false when a value leaves int64.
-func addInt64Scaled(out, x, y []decimal128.Num, kx, ky int32, sub bool) bool {
+// addInt64Scaled sets out[i] to x[i]*10^kx ± y[i]*10^ky, false when a value leaves int64; bx
+// and by bound the magnitudes of x and y.
+func addInt64Scaled(out, x, y []decimal128.Num, bx, by uint64, kx, ky int32, sub bool) bool {
 	mx, ok1 := pow10Int64(kx)
 	my, ok2 := pow10Int64(ky)
 	if !ok1 || !ok2 {
 		return false
+	}
+	if scaledSumFits(bx, uint64(mx), by, uint64(my)) {
+		if sub {
+			my = -my
+		}
+		for i := range out {
+			out[i] = decimal128.FromI64(int64(x[i].LowBits())*mx + int64(y[i].LowBits())*my)
+		}
+		return true
 	}
 	limX, limY := int64(math.MaxInt64)/mx, int64(math.MaxInt64)/my
 	for i := range out {
@@ -182,11 +234,21 @@ func addInt64(a, b int64) (int64, bool) {
 }
 
 // mulInt64Scaled sets out[i] to x[i]*y[i] / 10^drop (rounded), false when a product leaves
-// int64.
-func mulInt64Scaled(out, x, y []decimal128.Num, drop int32) bool {
+// int64; bx and by bound the magnitudes of x and y.
+func mulInt64Scaled(out, x, y []decimal128.Num, bx, by uint64, drop int32) bool {
 	d, ok := pow10Int64(drop)
 	if !ok {
 		return false
+	}
+	if productFits(bx, by) {
+		for i := range out {
+			p := int64(x[i].LowBits()) * int64(y[i].LowBits())
+			if d > 1 {
+				p = divPow10Int64(p, d)
+			}
+			out[i] = decimal128.FromI64(p)
+		}
+		return true
 	}
 	for i := range out {
 		p, ok := mulInt64(int64(x[i].LowBits()), int64(y[i].LowBits()))

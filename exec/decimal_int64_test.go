@@ -152,3 +152,87 @@ func TestInt64DecimalPathsMatchGeneralPaths(t *testing.T) {
 		}
 	}
 }
+
+// The bounds that let a kernel skip its per-row overflow checks hold exactly at the int64 edge:
+// 3037000499² fits and 3037000500² does not, |math.MinInt64| is 2^63.
+func TestInt64DecimalBounds(t *testing.T) {
+	for _, c := range []struct {
+		a, b uint64
+		want bool
+	}{
+		{3037000499, 3037000499, true}, {3037000500, 3037000500, false}, {math.MaxInt64, 1, true},
+		{1 << 63, 1, false}, {0, 1 << 63, true}, {1 << 32, 1 << 32, false},
+	} {
+		if got := productFits(c.a, c.b); got != c.want {
+			t.Errorf("productFits(%d, %d) = %v", c.a, c.b, got)
+		}
+	}
+	half := uint64(math.MaxInt64 / 2)
+	for _, c := range []struct {
+		bx, mx, by, my uint64
+		want           bool
+	}{
+		{half, 1, half + 1, 1, true}, {half + 1, 1, half + 1, 1, false}, {math.MaxInt64 / 100, 100, 7, 1, true},
+		{math.MaxInt64/100 + 1, 100, 0, 1, false}, {1 << 63, 1, 1 << 63, 1, false}, {0, 1e18, 9, 1e18, true},
+	} {
+		if got := scaledSumFits(c.bx, c.mx, c.by, c.my); got != c.want {
+			t.Errorf("scaledSumFits(%d, %d, %d, %d) = %v", c.bx, c.mx, c.by, c.my, got)
+		}
+	}
+	if magnitude(math.MinInt64) != 1<<63 || magnitude(-5) != 5 || magnitude(7) != 7 {
+		t.Error("magnitude")
+	}
+}
+
+// Batches whose operands lie just inside and just outside the bounds that prove a batch free of
+// overflow give what the decimal128 row-by-row code gives: the unchecked loops at the edge, the
+// checked ones (and their fallback) past it, with negative values, NULLs and scale changes.
+func TestInt64DecimalPathsAtTheBounds(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	tc := &TaskContext{Alloc: mem}
+	ta, tb := &arrow.Decimal128Type{Precision: 38, Scale: 0}, &arrow.Decimal128Type{Precision: 38, Scale: 2}
+	half := int64(math.MaxInt64 / 2)
+	edges := [][]int64{
+		{3037000499, -3037000499, 1, 0},          // products fit exactly
+		{3037000500, -3037000499, 2, 0},          // a product may not: checked loop
+		{half, -half, half + 1, -(half + 1)},     // sums reach ±MaxInt64
+		{half + 2, -(half + 2), 3, 0},            // sums may leave int64
+		{math.MaxInt64 / 100, -7, 5, 1},          // scaled by 100 for the other scale
+		{math.MaxInt64/100 + 1, 1, -1, 0},        // past it once scaled
+		{math.MinInt64, 1, 0, -1},                // |MinInt64| bounds nothing
+		{math.MaxInt64, math.MinInt64 + 1, 0, 0}, // the int64 extremes
+	}
+	build := func(t *arrow.Decimal128Type, vals []int64, nullAt int) arrow.Array {
+		b := array.NewDecimal128Builder(mem, t)
+		defer b.Release()
+		for i, v := range vals {
+			if i == nullAt {
+				b.AppendNull()
+				continue
+			}
+			b.Append(decimal128.FromI64(v))
+		}
+		return b.NewArray()
+	}
+	for i, xs := range edges {
+		for j, ys := range edges {
+			a := build(ta, xs, -1)
+			b := build(tb, ys, (i+j)%5)
+			batch := array.NewRecordBatch(schemaOf("a", ta, "b", tb), []arrow.Array{a, b}, int64(len(xs)))
+			a.Release()
+			b.Release()
+			ca, cb := NewColumn(0, "a", ta), NewColumn(1, "b", tb)
+			for _, op := range []string{"+", "-", "*"} {
+				for _, args := range [][]Expr{{ca, cb}, {cb, ca}, {ca, ca}, {ca, lit(int64(3037000499))}, {lit(int64(-half)), ca}, {cb, lit(int64(1))}} {
+					e, err := NewCall(op, args)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Run(fmt.Sprintf("%d-%d/%s", i, j, e), func(t *testing.T) { evalBoth(t, tc, e, batch) })
+				}
+			}
+			batch.Release()
+		}
+	}
+}
