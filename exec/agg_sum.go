@@ -130,6 +130,31 @@ func (a *aggDecimalSum) addInt64s(groups []uint32, vals []int64, arg arrow.Array
 	}
 }
 
+// addDecimals adds vals[i] to group groups[i] for every row i where arg is not NULL: a value
+// that fits in int64 (most do) into the group's int64 partial sum as addInt64s does, a wider
+// one into its 128-bit sum.
+func (a *aggDecimalSum) addDecimals(groups []uint32, vals []decimal128.Num, arg arrow.Array) {
+	nulls := arg.NullN() > 0
+	for i, g := range groups {
+		if !aggValid(arg, nulls, i) {
+			continue
+		}
+		a.counts[g]++
+		v := int64(vals[i].LowBits())
+		if vals[i].HighBits() != v>>63 {
+			a.sums[g] = a.sums[g].Add(vals[i])
+			continue
+		}
+		s := a.small[g]
+		r := s + v
+		if (s^r)&(v^r) < 0 {
+			a.sums[g] = a.sums[g].Add(decimal128.FromI64(s))
+			r = v
+		}
+		a.small[g] = r
+	}
+}
+
 func (a *aggDecimalSum) update(groups []uint32, args []arrow.Array) error {
 	arg := args[0]
 	nulls := arg.NullN() > 0
@@ -147,13 +172,7 @@ func (a *aggDecimalSum) update(groups []uint32, args []arrow.Array) error {
 			}
 		}
 	case *array.Decimal128:
-		vals := in.Values()
-		for i, g := range groups {
-			if aggValid(arg, nulls, i) {
-				a.sums[g] = a.sums[g].Add(vals[i])
-				a.counts[g]++
-			}
-		}
+		a.addDecimals(groups, in.Values(), arg)
 	default:
 		return errs.Internalf("exact sum cannot read %s", arg.DataType())
 	}
