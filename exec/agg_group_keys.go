@@ -46,6 +46,11 @@ type groupKeyMap struct {
 	// has no code: no group has their tuple. codeBytes is what the codes given hold.
 	absent    []bool
 	codeBytes int64
+
+	// dense indexes the groups of string tuples by their codes while they have few values;
+	// denseOff is set once they have too many (see denseGroups).
+	dense    *denseGroups
+	denseOff bool
 }
 
 type groupSlot struct {
@@ -176,13 +181,18 @@ func (m *groupKeyMap) prepare(cols []arrow.Array, rows int, insert bool) error {
 		return errs.Internalf("group key columns give %d words, the aggregate's key types %d", at-1, w-1)
 	}
 	for i := range rows {
-		h := uint64(0x13198A2E03707344)
-		for _, x := range m.rowWords[i*w : (i+1)*w] {
-			h = mixWord(h, x)
-		}
-		m.hashes[i] = finishHash(h) & joinHashMask
+		m.hashes[i] = hashWords(m.rowWords[i*w : (i+1)*w])
 	}
 	return nil
+}
+
+// hashWords is the hash of a word tuple.
+func hashWords(tuple []uint64) uint64 {
+	h := uint64(0x13198A2E03707344)
+	for _, x := range tuple {
+		h = mixWord(h, x)
+	}
+	return finishHash(h) & joinHashMask
 }
 
 // sameAs reports whether group g's tuple is row's of the prepared batch.
@@ -217,6 +227,11 @@ func (m *groupKeyMap) lookup(row int) *groupSlot {
 // before; newGroup must return the map's next id (0, 1, 2, …). It returns the bytes the new
 // groups' tuples hold.
 func (m *groupKeyMap) assign(cols []arrow.Array, ids []uint32, newGroup func(row int) uint32) (int64, error) {
+	if m.denseApplies(cols) {
+		if added, ok, err := m.assignDense(cols, ids, newGroup); ok || err != nil {
+			return added, err
+		}
+	}
 	if err := m.prepare(cols, len(ids), true); err != nil {
 		return 0, err
 	}

@@ -21,6 +21,9 @@ type stringCodes struct {
 	shift uint
 	data  []byte
 	offs  []int // value c is data[offs[c]:offs[c+1]]
+	// byByte holds the code + 1 of each one-byte value given one (0: none), so that columns
+	// of one-character values (flags, statuses) are coded without probing.
+	byByte [256]uint32
 }
 
 type codeSlot struct {
@@ -70,6 +73,9 @@ func (c *stringCodes) code(s []byte, insert bool) (code uint32, ok bool, added i
 			slot.hash, slot.code = h, code+1
 			c.data = append(c.data, s...)
 			c.offs = append(c.offs, len(c.data))
+			if len(s) == 1 {
+				c.byByte[s[0]] = code + 1
+			}
 			if 2*c.len() > len(c.slots) {
 				c.grow()
 			}
@@ -96,7 +102,14 @@ func (c *stringCodes) fill(a *array.String, out []uint64, insert bool, absent []
 		if nulls && a.IsNull(i) {
 			continue
 		}
-		k, ok, more := c.code(data[offs[i]-base:offs[i+1]-base], insert)
+		s := data[offs[i]-base : offs[i+1]-base]
+		if len(s) == 1 {
+			if k := c.byByte[s[0]]; k != 0 {
+				out[i] = uint64(k - 1)
+				continue
+			}
+		}
+		k, ok, more := c.code(s, insert)
 		if !ok {
 			absent[i] = true
 			continue
