@@ -14,14 +14,16 @@ import (
 
 // Decimal SUM and AVG states equal the exact sums and counts of their groups (NULL for a group
 // that saw only NULLs) when the values mix small ones, ones at the int64 edges whose partial
-// sums overflow int64, and ones beyond int64, negative and positive, over several batches.
+// sums overflow int64, and ones beyond int64, negative and positive, over several batches;
+// batches without NULLs are summed in lanes (sumLanes), the others row by row.
 func TestDecimalSumMatchesExactSums(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	dt := &arrow.Decimal128Type{Precision: 38, Scale: 2}
 	rng := rand.New(rand.NewSource(3))
 	const groups = 5 // group 4 sees only NULLs
-	for _, avg := range []bool{false, true} {
+	for _, c := range []struct{ avg, nulls bool }{{false, true}, {true, true}, {false, false}, {true, false}} {
+		avg := c.avg
 		def := must(aggSumDef(dt))
 		if avg {
 			def = must(aggAvgDef(dt))
@@ -40,12 +42,12 @@ func TestDecimalSumMatchesExactSums(t *testing.T) {
 			for i := range ids {
 				g := uint32(rng.Intn(groups))
 				ids[i] = g
-				if g == groups-1 || rng.Intn(8) == 0 {
+				if c.nulls && (g == groups-1 || rng.Intn(8) == 0) {
 					b.AppendNull()
 					continue
 				}
 				var v decimal128.Num
-				switch rng.Intn(4) {
+				switch rng.Intn(6) {
 				case 0:
 					v = decimal128.FromI64([]int64{math.MaxInt64, math.MinInt64, math.MaxInt64 - 1, math.MinInt64 + 1}[rng.Intn(4)])
 				case 1:
