@@ -2,19 +2,23 @@ package exec
 
 import (
 	"context"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
 // inConstExpr is x IN (c1, …, cn) with literal ci, compared as int64, date32, timestamp or
-// text: the shape of long IN lists. The general kernel broadcasts every constant to a whole
-// array per batch and compares each row with each of them (rows × n work and memory); this
-// converts the constants to the comparison type once, into a hash set, and probes it once per
-// row. It yields exactly what the general kernel yields (equality in these types is equality of
-// the values; text compares as bytes), and falls back to it when a constant does not convert.
+// string (byte-wise, as the general kernel compares strings): the shape of long IN lists and of
+// TPC-H's l_shipmode IN ('MAIL', 'SHIP'). The general kernel broadcasts every constant to a whole array per
+// batch and compares each row with each of them (rows × n work and memory); this converts the
+// constants to the comparison type once, into a hash set, and probes it once per row. It yields
+// exactly what the general kernel yields (equality in these types is equality of the values),
+// and falls back to it when a constant does not convert.
 type inConstExpr struct {
 	general *callExpr
 	operand Expr
@@ -22,13 +26,13 @@ type inConstExpr struct {
 
 	once    sync.Once
 	set     map[int64]struct{}  // the non-NULL constants, as int64 (date32 and timestamp widened)
-	strs    map[string]struct{} // the non-NULL constants compared as text
+	strs    map[string]struct{} // the non-NULL constants when they compare as strings
 	sawNull bool                // some constant is NULL
 	ok      bool                // the set was built; otherwise evaluate general
 }
 
 // newInConst returns the specialized form of an "in" call whose list is all literals and whose
-// comparison type is int64, date32, timestamp or text, and nil otherwise.
+// comparison type is int64, date32, timestamp or string, and nil otherwise.
 func newInConst(call *callExpr) Expr {
 	if call.name != "in" || len(call.args) < 2 {
 		return nil
@@ -63,14 +67,12 @@ func (e *inConstExpr) build(ctx context.Context, tc *TaskContext) {
 	one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
 	defer one.Release()
 	set := make(map[int64]struct{}, len(e.general.args)-1)
-	strs := make(map[string]struct{}, len(e.general.args)-1)
+	if e.cmpType.ID() == arrow.STRING {
+		e.strs = make(map[string]struct{}, len(e.general.args)-1)
+	}
 	for _, c := range e.general.args[1:] {
 		if k, ok := int64OfScalar(c.(*literalExpr).v, e.cmpType); ok {
 			set[k] = struct{}{} // already of the comparison type: no cast to make
-			continue
-		}
-		if k, ok := c.(*literalExpr).v.(*scalar.String); ok && k.IsValid() && k.Value != nil && arrow.TypeEqual(k.DataType(), e.cmpType) {
-			strs[string(k.Data())] = struct{}{}
 			continue
 		}
 		raw, err := c.Eval(ctx, tc, one)
@@ -84,17 +86,17 @@ func (e *inConstExpr) build(ctx context.Context, tc *TaskContext) {
 		}
 		if v.IsNull(0) {
 			e.sawNull = true
+		} else if sv, ok := v.(*array.String); ok && e.strs != nil {
+			e.strs[strings.Clone(sv.Value(0))] = struct{}{}
 		} else if k, ok := int64At(v, 0); ok {
 			set[k] = struct{}{}
-		} else if k, ok := v.(*array.String); ok {
-			strs[k.Value(0)] = struct{}{}
 		} else {
 			v.Release()
 			return
 		}
 		v.Release()
 	}
-	e.set, e.strs, e.ok = set, strs, true
+	e.set, e.ok = set, true
 }
 
 // int64OfScalar returns the value of a valid scalar of type t (int64, date32 or timestamp) as an
@@ -142,16 +144,12 @@ func (e *inConstExpr) Eval(ctx context.Context, tc *TaskContext, batch arrow.Rec
 		return e.general.Eval(ctx, tc, batch) // the general kernel reports the error as it does
 	}
 	defer cv.Release()
-	if s, ok := cv.(*array.String); ok {
-		return buildRows(newBoolBuilder(tc.Alloc), int(batch.NumRows()), func(i int) (bool, bool, error) {
-			if s.IsNull(i) {
-				return false, false, nil
-			}
-			if _, found := e.strs[s.Value(i)]; found {
-				return true, true, nil
-			}
-			return false, !e.sawNull, nil
-		})
+	if e.strs != nil {
+		sv, ok := cv.(*array.String)
+		if !ok {
+			return e.general.Eval(ctx, tc, batch)
+		}
+		return e.inStrings(tc, sv), nil
 	}
 	return buildRows(newBoolBuilder(tc.Alloc), int(batch.NumRows()), func(i int) (bool, bool, error) {
 		if cv.IsNull(i) {
@@ -163,4 +161,42 @@ func (e *inConstExpr) Eval(ctx context.Context, tc *TaskContext, batch arrow.Rec
 		}
 		return false, !e.sawNull, nil
 	})
+}
+
+// inStrings is the result for the rows of x: TRUE where the value is a constant, NULL where x is
+// NULL or, when some constant is NULL, where it is none, FALSE elsewhere.
+func (e *inConstExpr) inStrings(tc *TaskContext, x *array.String) arrow.Array {
+	n := x.Len()
+	values := memory.NewResizableBuffer(tc.Alloc)
+	defer values.Release()
+	values.Resize(int(bitutil.BytesForBits(int64(n))))
+	bits := values.Bytes()
+	clear(bits)
+	for i := range n {
+		if _, found := e.strs[x.Value(i)]; found {
+			bitutil.SetBit(bits, i)
+		}
+	}
+	var validity *memory.Buffer
+	nulls := 0
+	if x.NullN() > 0 || e.sawNull {
+		validity = memory.NewResizableBuffer(tc.Alloc)
+		defer validity.Release()
+		validity.Resize(int(bitutil.BytesForBits(int64(n))))
+		valid := validity.Bytes()
+		switch {
+		case e.sawNull:
+			copy(valid, bits) // only a match is not NULL
+		default:
+			bitutil.SetBitsTo(valid, 0, int64(n), true)
+		}
+		if x.NullN() > 0 {
+			bitutil.BitmapAnd(valid, x.NullBitmapBytes(), 0, int64(x.Data().Offset()), valid, 0, int64(n))
+		}
+		nulls = n - bitutil.CountSetBits(valid, 0, n)
+		bitutil.BitmapAnd(bits, valid, 0, 0, bits, 0, int64(n)) // FALSE under NULL
+	}
+	data := array.NewData(arrow.FixedWidthTypes.Boolean, n, []*memory.Buffer{validity, values}, nil, nulls, 0)
+	defer data.Release()
+	return array.MakeFromData(data)
 }
