@@ -74,6 +74,10 @@ type joinKeys struct {
 	// data and offs hold encoded keys: row i's is data[offs[i]:offs[i+1]].
 	data []byte
 	offs []int32
+	// filterProbes and filterTurnedAway count this prober's probes through a table's filter
+	// (over the batches a scratch serves); filterOff is set once too few were turned away.
+	filterProbes, filterTurnedAway int
+	filterOff                      bool
 }
 
 // joinHashSeed hashes encoded keys; builds and probes of one process share it.
@@ -270,6 +274,8 @@ type joinTable struct {
 	// build holds the build rows' keys where a hash match must be confirmed (several words,
 	// encoded); nil for keys of one word.
 	build *joinKeys
+	// filter answers most probes of absent keys of a large table (nil bits: none).
+	filter joinFilter
 }
 
 type joinSlot struct {
@@ -300,6 +306,14 @@ func newJoinTable(build *joinKeys, form joinKeyForm) *joinTable {
 			continue
 		}
 		t.insert(build, row)
+	}
+	if len(t.slots) >= joinFilterMinSlots {
+		t.filter = newJoinFilter(t.live)
+		for _, s := range t.slots {
+			if s.head != 0 {
+				t.filter.add(s.hash)
+			}
+		}
 	}
 	return t
 }
@@ -361,6 +375,17 @@ func (t *joinTable) same(b int32, k *joinKeys, row int) bool {
 // table has no rows of it. The caller skips rows with a NULL key.
 func (t *joinTable) find(k *joinKeys, row int) int {
 	h := k.hash[row]
+	if t.filter.bits != nil && !k.filterOff {
+		if k.filterProbes == joinFilterTrial && 4*k.filterTurnedAway < k.filterProbes {
+			k.filterOff = true
+		} else {
+			k.filterProbes++
+			if !t.filter.mayHave(h) {
+				k.filterTurnedAway++
+				return -1
+			}
+		}
+	}
 	mask := uint64(len(t.slots) - 1)
 	for i := t.slot(h) & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]

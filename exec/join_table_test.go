@@ -63,6 +63,38 @@ func TestJoinTableMatchesEncodedKeys(t *testing.T) {
 			testJoinTableMatchesEncodedKeys(t)
 		})
 	}
+	// Every table with a filter in front (joinFilter): it turns away no probe key the table has.
+	t.Run("filtered", func(t *testing.T) {
+		defer func(old int) { joinFilterMinSlots = old }(joinFilterMinSlots)
+		joinFilterMinSlots = 0
+		testJoinTableMatchesEncodedKeys(t)
+	})
+}
+
+// A join filter answers true for every key added and false for most others.
+func TestJoinFilter(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	f := newJoinFilter(1000)
+	added := map[uint64]bool{}
+	for range 1000 {
+		h := rng.Uint64() >> rng.Intn(40) // small and large hashes: one-word keys are their own hash
+		f.add(h)
+		added[h] = true
+	}
+	for h := range added {
+		if !f.mayHave(h) {
+			t.Fatalf("hash %d added, filter says absent", h)
+		}
+	}
+	passed := 0
+	for range 10000 {
+		if h := rng.Uint64() >> rng.Intn(40); !added[h] && f.mayHave(h) {
+			passed++
+		}
+	}
+	if passed > 2000 {
+		t.Errorf("%d of 10000 absent keys pass the filter", passed)
+	}
 }
 
 func testJoinTableMatchesEncodedKeys(t *testing.T) {
@@ -203,5 +235,51 @@ func TestJoinTableRemove(t *testing.T) {
 		if found := table.find(keys, row) >= 0; found != (row%2 == 1) {
 			t.Fatalf("key %d found=%v after removing the even keys", row, found)
 		}
+	}
+}
+
+// A prober whose keys are mostly in the table stops consulting the filter after its trial; one
+// whose keys are mostly absent keeps it; both find exactly the keys the table has.
+func TestJoinFilterTrial(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	defer func(old int) { joinFilterMinSlots = old }(joinFilterMinSlots)
+	joinFilterMinSlots = 0
+	ints := func(from, n int) arrow.Array {
+		b := array.NewInt64Builder(mem)
+		defer b.Release()
+		for i := range n {
+			b.Append(int64(from + i))
+		}
+		return b.NewArray()
+	}
+	form := joinKeyFormOf([]arrow.DataType{arrow.PrimitiveTypes.Int64})
+	const n = 3 * joinFilterTrial
+	build := ints(0, n)
+	defer build.Release()
+	bk, err := newJoinKeys(form, []arrow.Array{build}, n, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := newJoinTable(bk, form)
+	for _, c := range []struct {
+		from    int
+		wantOff bool
+	}{{n / 2, true}, {10 * n, false}} {
+		probe := ints(c.from, 2*joinFilterTrial)
+		pk, err := newJoinKeys(form, []arrow.Array{probe}, probe.Len(), &joinKeys{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := range pk.n {
+			slot := table.find(pk, r)
+			if in := c.from+r < n; (slot >= 0) != in || in && table.head(slot) != int32(c.from+r) {
+				t.Fatalf("probe %d: slot %d", c.from+r, slot)
+			}
+		}
+		if pk.filterOff != c.wantOff {
+			t.Errorf("probes from %d: filter off %v after %d probes (%d turned away)", c.from, pk.filterOff, pk.filterProbes, pk.filterTurnedAway)
+		}
+		probe.Release()
 	}
 }
