@@ -160,6 +160,10 @@ func compareWithConstant(mem memory.Allocator, col, c arrow.Array, op constCmp, 
 		compareThreeWayBits(n, func(i int) int { return vals[i].Cmp(k) }, op, bits)
 	case *array.String:
 		k := c.(*array.String).Value(0)
+		if op == constEQ || op == constNE {
+			equalStringBits(x, k, op == constNE, bits)
+			break
+		}
 		compareThreeWayBits(n, func(i int) int { return strings.Compare(x.Value(i), k) }, op, bits)
 	default:
 		return nil
@@ -183,6 +187,25 @@ func compareWithConstant(mem memory.Allocator, col, c arrow.Array, op constCmp, 
 	data := array.NewData(arrow.FixedWidthTypes.Boolean, n, []*memory.Buffer{validity, values}, nil, nulls, 0)
 	defer data.Release()
 	return array.MakeFromData(data)
+}
+
+// equalStringBits sets bit i of out to whether row i of x equals k, byte for byte as
+// strings.Compare compares (differs from k, with ne): lengths first, so most rows of a column
+// compared with a short constant (l_returnflag = 'R') cost a subtraction.
+func equalStringBits(x *array.String, k string, ne bool, out []byte) {
+	offs := x.ValueOffsets()
+	data := x.ValueBytes()
+	base := offs[0]
+	n := x.Len()
+	for i := 0; i < n; i += 8 {
+		var b byte
+		for j := 0; j < 8 && i+j < n; j++ {
+			lo, hi := offs[i+j]-base, offs[i+j+1]-base
+			eq := int(hi-lo) == len(k) && string(data[lo:hi]) == k
+			b |= bit(eq != ne) << j
+		}
+		out[i>>3] = b
+	}
 }
 
 // constantBoolArray is n non-NULL copies of v.
