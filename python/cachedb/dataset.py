@@ -55,18 +55,16 @@ def quote_string(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-class _EndpointReader(threading.Thread):
-    """Reads one endpoint into a bounded queue: record batches (with their app_metadata, as
-    pairs, when with_metadata), then None, or an exception."""
+class _Producer(threading.Thread):
+    """A daemon thread that hands items to a consumer through a bounded queue until stopped."""
 
-    def __init__(self, clients: FlightClients, endpoint: flight.FlightEndpoint, depth: int, with_metadata: bool = False):
+    def __init__(self, depth: int):
         super().__init__(daemon=True)
-        self.clients, self.endpoint, self.with_metadata = clients, endpoint, with_metadata
         self.queue: "queue.Queue[Any]" = queue.Queue(depth)
         self.stopped = threading.Event()
-        self.reader: Optional[flight.FlightStreamReader] = None
 
     def _put(self, item: Any) -> bool:
+        """Puts item, waiting for room; False (and nothing put) once the thread is stopped."""
         while not self.stopped.is_set():
             try:
                 self.queue.put(item, timeout=0.1)
@@ -74,6 +72,16 @@ class _EndpointReader(threading.Thread):
             except queue.Full:
                 continue
         return False
+
+
+class _EndpointReader(_Producer):
+    """Reads one endpoint into a bounded queue: record batches (with their app_metadata, as
+    pairs, when with_metadata), then None, or an exception."""
+
+    def __init__(self, clients: FlightClients, endpoint: flight.FlightEndpoint, depth: int, with_metadata: bool = False):
+        super().__init__(depth)
+        self.clients, self.endpoint, self.with_metadata = clients, endpoint, with_metadata
+        self.reader: Optional[flight.FlightStreamReader] = None
 
     def run(self) -> None:
         try:
@@ -156,26 +164,15 @@ def stream_endpoints(
             r.join(timeout=READER_STOP_S)
 
 
-class _Merger(threading.Thread):
+class _Merger(_Producer):
     """Merges started node-stream readers (cachedb._merge) into a bounded queue: merged record
     batches, then None, or the exception the merge raised. Merging in a thread of its own lets
     the next unit be merged (Arrow's take, which releases the GIL) while the consumer converts
     and yields the one before."""
 
     def __init__(self, readers: Sequence[_EndpointReader], schema: pa.Schema, rows: int, first: int, depth: int = 1):
-        super().__init__(daemon=True)
+        super().__init__(depth)
         self.readers, self.schema, self.rows, self.first = readers, schema, rows, first
-        self.queue: "queue.Queue[Any]" = queue.Queue(depth)
-        self.stopped = threading.Event()
-
-    def _put(self, item: Any) -> bool:
-        while not self.stopped.is_set():
-            try:
-                self.queue.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
 
     def run(self) -> None:
         try:
