@@ -15,6 +15,8 @@ var (
 	hashJoinConsumer  = mempool.Consumer{Name: "hash join", Spillable: true}
 	crossJoinConsumer = mempool.Consumer{Name: "nested loop join"}
 	subqueryConsumer  = mempool.Consumer{Name: "subquery result"}
+	// sharedResultConsumer holds the rows of a shared CTE (SharedResult) for its query.
+	sharedResultConsumer = mempool.Consumer{Name: "shared CTE result"}
 )
 
 // batchesBytes is the size of the buffers of batches.

@@ -146,6 +146,17 @@ func (e *estimator) estimateNode(p Plan) relEst {
 		return out
 	case *Values:
 		return relEst{rows: float64(len(n.Rows)), cols: map[ColumnID]colEst{}}
+	case *CTERef:
+		return e.estimate(n.Input)
+	case *SharedRef:
+		in := e.estimate(n.Input)
+		out := relEst{rows: in.rows, cols: map[ColumnID]colEst{}}
+		for i, c := range n.Input.Schema() {
+			if ce, ok := in.cols[c.ID]; ok && i < len(n.Columns) {
+				out.cols[n.Columns[i].ID] = ce
+			}
+		}
+		return out
 	}
 	rows := 0.0
 	for _, k := range p.Children() {

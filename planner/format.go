@@ -8,16 +8,22 @@ import (
 // Format renders a logical plan as an indented tree, one node per line, for EXPLAIN.
 func Format(p Plan) string {
 	var b strings.Builder
-	formatNode(&b, p, 0)
+	formatNode(&b, p, 0, map[*CTEKey]bool{})
 	return b.String()
 }
 
-func formatNode(b *strings.Builder, p Plan, depth int) {
+// formatNode writes p and its children; a shared CTE's plan is written under its first
+// reference only (shown records which were written).
+func formatNode(b *strings.Builder, p Plan, depth int, shown map[*CTEKey]bool) {
 	b.WriteString(strings.Repeat("  ", depth))
 	b.WriteString(describe(p))
 	b.WriteByte('\n')
+	if s, ok := p.(*SharedRef); ok && !shown[s.Key] {
+		shown[s.Key] = true
+		formatNode(b, s.Input, depth+1, shown)
+	}
 	for _, c := range p.Children() {
-		formatNode(b, c, depth+1)
+		formatNode(b, c, depth+1, shown)
 	}
 }
 
@@ -77,6 +83,10 @@ func describe(p Plan) string {
 			return "Union: all"
 		}
 		return "Union: distinct"
+	case *CTERef:
+		return "CTE: " + p.Key.Name
+	case *SharedRef:
+		return fmt.Sprintf("Shared CTE: %s columns=[%s] (computed once per query)", p.Key.Name, columnNames(p.Columns))
 	}
 	return fmt.Sprintf("%T", p)
 }

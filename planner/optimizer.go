@@ -34,6 +34,7 @@ func OptimizeContext(ctx context.Context, p Plan) (Plan, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	p = inlineCTEs(p) // CTEs PlanQuery did not share: each reference on its own
 	p, _ = ReorderJoins{Ctx: ctx}.Rewrite(p)
 	p, err := optimizeWith(ctx, p, append(DefaultRules(), PushSemiJoins{Ctx: ctx}))
 	if err != nil {

@@ -50,6 +50,8 @@ type physicalPlanner struct {
 	est *estimator
 	// replicating is above 0 while a replicated join side is planned (planReplicated).
 	replicating int
+	// shared holds the operator computing each shared CTE (see planShared), made on first use.
+	shared map[*CTEKey]*exec.SharedResult
 }
 
 func (pp *physicalPlanner) plan(p Plan) (exec.Operator, error) {
@@ -126,6 +128,10 @@ func (pp *physicalPlanner) planNode(p Plan) (exec.Operator, error) {
 		return pp.aggregate(in, keys, names(schema), nil, false)
 	case *Union:
 		return pp.planUnion(p)
+	case *CTERef:
+		return pp.plan(p.Input)
+	case *SharedRef:
+		return pp.planShared(p)
 	}
 	return nil, errs.Internalf("no physical plan for %T", p)
 }

@@ -14,7 +14,11 @@ import (
 // single partition and the client-facing schema: output names as written, and booleans as the
 // 0/1 integers a MySQL client sees. It also returns the optimized logical plan, for EXPLAIN.
 func PlanQuery(ctx context.Context, q *Query, opts PhysicalOptions) (exec.Operator, Plan, error) {
-	logical, err := OptimizeContext(ctx, q.Plan)
+	shared, err := shareCTEs(ctx, q.Plan)
+	if err != nil {
+		return nil, nil, err
+	}
+	logical, err := OptimizeContext(ctx, shared)
 	if err != nil {
 		return nil, nil, err
 	}

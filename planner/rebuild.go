@@ -36,6 +36,10 @@ func withChildren(p Plan, children []Plan) Plan {
 		c := *p
 		c.Inputs = children
 		return &c
+	case *CTERef:
+		c := *p
+		c.Input = children[0]
+		return &c
 	}
 	return p
 }

@@ -7,9 +7,12 @@ import (
 )
 
 // cte is a common table expression in scope (WITH name [(columns)] AS (query)). Each reference
-// binds its query again, like a derived table, so every reference is planned on its own.
+// binds its query again, like a derived table, under a planner.CTERef carrying key: the
+// planner either plans every reference on its own or, when the CTE is referenced more than
+// once, computes it once and shares it (see planner.PlanQuery).
 type cte struct {
 	name string
+	key  *planner.CTEKey
 	def  *sqlparser.CommonTableExpr
 	// visible are the CTEs its query may name: those in scope where the WITH is, and the ones
 	// before it in the same WITH. Not itself: without RECURSIVE, its own name in its query
@@ -36,7 +39,7 @@ func (b *binder) with(w *sqlparser.With) (func(), error) {
 		}
 		seen[name] = true
 		visible := b.ctes
-		b.ctes = append(append([]*cte(nil), b.ctes...), &cte{name: name, def: def, visible: visible})
+		b.ctes = append(append([]*cte(nil), b.ctes...), &cte{name: name, key: &planner.CTEKey{Name: name}, def: def, visible: visible})
 	}
 	return restore, nil
 }
@@ -73,5 +76,5 @@ func (b *binder) cteTable(c *cte, alias string, sc *scope) (planner.Plan, error)
 		}
 	}
 	sc.add(alias, cols)
-	return p, nil
+	return &planner.CTERef{Key: c.key, Input: p}, nil
 }
