@@ -9,8 +9,9 @@ import (
 	"github.com/cachedb/cachedb/exec"
 )
 
-// PlanQuery optimizes a bound query (and narrows grouped aggregates joined with selective
-// scans, see ReduceGroupedJoins) and plans it physically. The returned operator has a
+// PlanQuery optimizes a bound query (computing once each CTE it shares, see shareCTEs, and
+// narrowing grouped aggregates joined with selective scans, see ReduceGroupedJoins) and plans
+// it physically. The returned operator has a
 // single partition and the client-facing schema: output names as written, and booleans as the
 // 0/1 integers a MySQL client sees. It also returns the optimized logical plan, for EXPLAIN.
 func PlanQuery(ctx context.Context, q *Query, opts PhysicalOptions) (exec.Operator, Plan, error) {
