@@ -47,7 +47,7 @@ QUERIES = HERE / "queries"
 
 
 def queries(only: str | None = None) -> dict[str, str]:
-    wanted = {f"q{int(q):02d}" for q in only.split(",")} if only else None
+    wanted = {f"q{int(q.strip().lstrip('qQ')):02d}" for q in only.split(",")} if only else None
     out = {}
     for p in sorted(QUERIES.glob("q*.sql")):
         if wanted is None or p.stem in wanted:
