@@ -276,6 +276,9 @@ type joinTable struct {
 	build *joinKeys
 	// filter answers most probes of absent keys of a large table (nil bits: none).
 	filter joinFilter
+	// grouped lists the rows by key, those of slot i at groupStart[i] up to groupStart[i+1]
+	// (nil: not listed; see groupRows).
+	grouped, groupStart []int32
 }
 
 type joinSlot struct {
@@ -307,6 +310,7 @@ func newJoinTable(build *joinKeys, form joinKeyForm) *joinTable {
 		}
 		t.insert(build, row)
 	}
+	t.groupRows(build)
 	if len(t.slots) >= joinFilterMinSlots {
 		t.filter = newJoinFilter(t.live)
 		for _, s := range t.slots {

@@ -69,6 +69,14 @@ func TestJoinTableMatchesEncodedKeys(t *testing.T) {
 		joinFilterMinSlots = 0
 		testJoinTableMatchesEncodedKeys(t)
 	})
+	// Every table with repeated keys lists its rows grouped (groupRows), also with colliding hashes.
+	for _, mask := range []uint64{^uint64(0), 3} {
+		t.Run(fmt.Sprintf("grouped/mask=%x", mask), func(t *testing.T) {
+			defer func(old uint64, rows int) { joinHashMask, joinGroupMinRows = old, rows }(joinHashMask, joinGroupMinRows)
+			joinHashMask, joinGroupMinRows = mask, 0
+			testJoinTableMatchesEncodedKeys(t)
+		})
+	}
 }
 
 // A join filter answers true for every key added and false for most others.
@@ -194,6 +202,15 @@ func checkJoinTable(t *testing.T, table *joinTable, pk *joinKeys, build, probe [
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("probe row %d (key %q): got build rows %v, want %v", p, key, got, want)
+		}
+		if table.grouped != nil {
+			var listed []int32
+			if slot := table.find(pk, p); slot >= 0 {
+				listed = table.grouped[table.groupStart[slot]:table.groupStart[slot+1]]
+			}
+			if !slices.Equal(listed, want) {
+				t.Fatalf("probe row %d (key %q): grouped build rows %v, want %v", p, key, listed, want)
+			}
 		}
 	}
 }

@@ -367,9 +367,15 @@ type hashPairs struct {
 	chain     int32
 	firstOnly bool
 	keyNull   []bool
+	// pos and end bound the build rows of the current left row still to pair, in the table's
+	// grouped list (when it has one).
+	pos, end int32
 }
 
 func (h *hashPairs) next(limit int) (li, ri []int32, done bool) {
+	if h.table.grouped != nil {
+		return h.nextGrouped(limit)
+	}
 	t := h.table
 	for len(li) < limit {
 		if h.chain >= 0 {
@@ -381,22 +387,58 @@ func (h *hashPairs) next(limit int) (li, ri []int32, done bool) {
 			}
 			continue
 		}
-		if h.row >= h.n {
+		slot := h.findNext()
+		if slot < 0 {
 			break
 		}
+		h.chain = t.head(slot)
+	}
+	return li, ri, h.row >= h.n && h.chain < 0
+}
+
+// nextGrouped is next over the table's grouped list.
+func (h *hashPairs) nextGrouped(limit int) (li, ri []int32, done bool) {
+	t := h.table
+	for len(li) < limit {
+		if h.pos < h.end {
+			take := min(int(h.end-h.pos), limit-len(li))
+			if h.firstOnly {
+				take = 1
+			}
+			for _, r := range t.grouped[h.pos : h.pos+int32(take)] {
+				li, ri = append(li, int32(h.row)), append(ri, r)
+			}
+			h.pos += int32(take)
+			if h.pos == h.end || h.firstOnly {
+				h.pos, h.end = 0, 0
+				h.row++
+			}
+			continue
+		}
+		slot := h.findNext()
+		if slot < 0 {
+			break
+		}
+		h.pos, h.end = t.groupStart[slot], t.groupStart[slot+1]
+	}
+	return li, ri, h.row >= h.n && h.pos >= h.end
+}
+
+// findNext advances to the next left row from h.row on whose key the table has, and returns its
+// slot (h.row is that row), or -1 when no row is left.
+func (h *hashPairs) findNext() int {
+	for h.row < h.n {
 		if h.keys.null != nil && h.keys.null[h.row] {
 			h.keyNull[h.row] = true
 			h.row++
 			continue
 		}
-		slot := t.find(h.keys, h.row)
-		if slot < 0 {
-			h.row++
-			continue
+		if slot := h.table.find(h.keys, h.row); slot >= 0 {
+			return slot
 		}
-		h.chain = t.head(slot)
+		h.row++
 	}
-	return li, ri, h.row >= h.n && h.chain < 0
+	return -1
 }
 
 func (h *hashPairs) release() {}
