@@ -21,20 +21,22 @@ import (
 //
 // A single argument of a type with a word form (keyWords: integers, dates, floats, decimals…)
 // is keyed by its words, which compare as its encoding does, in seenWords: no key bytes to
-// build and hash per row (TPC-H Q16's COUNT(DISTINCT ps_suppkey)).
+// build and hash per row, and no Go map (TPC-H Q16's COUNT(DISTINCT ps_suppkey)).
 type aggDistinct struct {
 	inner     aggAccumulator
 	seen      map[string]struct{}
-	seenWords map[distinctWordKey]struct{}
+	seenWords distinctWordSet
 	lo, hi    []uint64
 	key       []byte
 	shifted   []uint32
-	bytes     int64 // the seen keys' bytes plus a map entry's overhead each
+	bytes     int64 // the keys in seen: their bytes plus a map entry's overhead each
 	groups    int
 }
 
 // heldBytes is what the distinct keys and the inner accumulator hold.
-func (a *aggDistinct) heldBytes() int64 { return a.bytes + aggAccHeldBytes(a.inner, a.groups+1) }
+func (a *aggDistinct) heldBytes() int64 {
+	return a.bytes + a.seenWords.bytes() + aggAccHeldBytes(a.inner, a.groups+1)
+}
 
 func newAggDistinct(inner aggAccumulator) *aggDistinct {
 	inner.grow(1)
@@ -44,12 +46,6 @@ func newAggDistinct(inner aggAccumulator) *aggDistinct {
 func (a *aggDistinct) grow(n int) {
 	a.groups = max(a.groups, n)
 	a.inner.grow(n + 1)
-}
-
-// distinctWordKey is a group and the word form of its argument's value.
-type distinctWordKey struct {
-	group  uint32
-	lo, hi uint64
 }
 
 func (a *aggDistinct) update(groups []uint32, args []arrow.Array) error {
@@ -94,9 +90,6 @@ func (a *aggDistinct) updateWords(groups []uint32, arg arrow.Array) error {
 	if err := fillWords(arg, a.lo, hi); err != nil {
 		return err
 	}
-	if a.seenWords == nil {
-		a.seenWords = map[distinctWordKey]struct{}{}
-	}
 	if cap(a.shifted) < n {
 		a.shifted = make([]uint32, n)
 	}
@@ -107,13 +100,9 @@ func (a *aggDistinct) updateWords(groups []uint32, arg arrow.Array) error {
 		if nulls && arg.IsNull(i) {
 			continue
 		}
-		k := distinctWordKey{group: g, lo: a.lo[i], hi: a.hi[i]}
-		if _, dup := a.seenWords[k]; dup {
-			continue
+		if a.seenWords.add(g, a.lo[i], a.hi[i]) {
+			shifted[i] = g + 1
 		}
-		a.seenWords[k] = struct{}{}
-		a.bytes += 24 + aggMapEntryBytes
-		shifted[i] = g + 1
 	}
 	return a.inner.update(shifted, []arrow.Array{arg})
 }
