@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -316,7 +317,14 @@ func (r *sortRun) sort(ctx context.Context) (arrow.RecordBatch, []int32, error) 
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortStableFunc(order, compare)
+	// Ties broken by row number make the order total, so the unstable pattern-defeating
+	// quicksort gives the stable order, with fewer moves than a stable sort's in-place merges.
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := compare(a, b); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
 	if r.fetch > 0 && int64(len(order)) > r.fetch {
 		order = order[:r.fetch]
 	}

@@ -120,3 +120,31 @@ func TestSortString(t *testing.T) {
 		t.Errorf("String() = %q", got)
 	}
 }
+
+// A sort is stable: rows of equal keys keep their input order, in runs large enough that the
+// sort of a run is no insertion sort, over one partition and over several merged.
+func TestSortStableOverLargeRuns(t *testing.T) {
+	for _, parts := range []int{1, 3} {
+		t.Run(fmt.Sprintf("parts=%d", parts), func(t *testing.T) {
+			tc, mem := aggTestContext(t, 1000)
+			defer mem.AssertSize(t, 0)
+			src := &aggTestSource{schema: sortTestSchema, parts: sortTestInput(3000, parts, 500, 7)}
+			keys := []SortKey{{Expr: aggCol(sortTestSchema, "k"), Desc: true}, {Expr: aggCol(sortTestSchema, "s")}}
+			rows := aggTestRows(t, NewSort(src, keys, 0), tc)
+			if len(rows) != 3000 {
+				t.Fatalf("%d rows, want 3000", len(rows))
+			}
+			lastID := map[string]int{}
+			for _, r := range rows {
+				f := strings.SplitN(r, "|", 4)
+				var id int
+				fmt.Sscan(f[0], &id)
+				key := f[1] + "|" + f[2]
+				if last, ok := lastID[key]; ok && id < last {
+					t.Fatalf("row %d after row %d of the same keys %s", id, last, key)
+				}
+				lastID[key] = id
+			}
+		})
+	}
+}
