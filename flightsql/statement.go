@@ -13,6 +13,7 @@ import (
 	fsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
+	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/cluster/schedule"
 	"github.com/cachedb/cachedb/cluster/ticket"
@@ -348,6 +349,12 @@ func (s *Server) placeStage(ctx context.Context, st cluster.Stage) (*engine.Dist
 	}
 	session := sessionOf(st)
 	nodes := s.opts.DataNodes()
+	if len(nodes) == 0 && !readsDatasets(st.Pins) {
+		// No node to place on, and no dataset held by one (only a dataset's tasks have
+		// locations): the head runs the statement as planning it for nodes would conclude,
+		// without that planning (a bind and a plan, table metadata read again).
+		return nil, st, nil
+	}
 	plan, err := s.eng.Distribute(engine.WithSession(ctx, session), st.SQL, max(len(nodes), 1))
 	if err != nil || plan == nil {
 		return nil, st, err
@@ -369,6 +376,17 @@ func (s *Server) placeStage(ctx context.Context, st cluster.Stage) (*engine.Dist
 	st.Query, st.Nodes, st.Owners = newQueryID(), nodes, owners
 	st.Datasets = plan.DatasetShapes(nodes)
 	return plan, st, nil
+}
+
+// readsDatasets reports whether pins, the table versions a statement resolved, name a table of
+// the primary catalog: a dataset, whose partitions data nodes hold (or a memory table).
+func readsDatasets(pins map[string]string) bool {
+	for _, v := range pins {
+		if catalog.PinnedInPrimary(v) {
+			return true
+		}
+	}
+	return false
 }
 
 // newQueryID names one distributed execution.
