@@ -11,6 +11,10 @@ import "math/bits"
 type joinFilter struct {
 	bits  []uint64
 	shift uint // 64 - log2(len(bits)*64)
+	// exact marks a bit per key value from lo to lo+span instead (join_filter_exact.go):
+	// mayHave is then false exactly for the keys not added.
+	exact    bool
+	lo, span uint64
 }
 
 // joinFilterMinSlots is the smallest table given a filter: below it (512 KiB of slots) the table
@@ -42,6 +46,10 @@ func (f *joinFilter) add(h uint64) {
 
 // mayHave reports false only when no key added has hash h.
 func (f *joinFilter) mayHave(h uint64) bool {
+	if f.exact {
+		d := h - f.lo
+		return d <= f.span && f.bits[d>>6]&(1<<(d&63)) != 0
+	}
 	b := f.bit(h)
 	return f.bits[b>>6]&(1<<(b&63)) != 0
 }

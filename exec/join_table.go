@@ -311,7 +311,9 @@ func newJoinTable(build *joinKeys, form joinKeyForm) *joinTable {
 		t.insert(build, row)
 	}
 	t.groupRows(build)
-	if len(t.slots) >= joinFilterMinSlots {
+	if f, ok := newExactJoinFilter(t); ok {
+		t.filter = f
+	} else if len(t.slots) >= joinFilterMinSlots {
 		t.filter = newJoinFilter(t.live)
 		for _, s := range t.slots {
 			if s.head != 0 {
