@@ -15,18 +15,31 @@ import (
 // numerically, strings bytewise, false < true); a DESC key reverses both, which puts NULLs last.
 // It returns < 0, 0 or > 0. Each key reads its array through typed slices: no boxing per row.
 func sortRowComparator(keys []arrow.Array, desc []bool) (func(a, b int32) int, error) {
-	return sortRowsComparator(keys, keys, desc)
+	return sortRowsComparatorWith(keys, keys, desc, sortRankedComparator)
 }
 
 // sortRowsComparator is sortRowComparator across two sets of key columns of the same types:
 // it orders row a of xs against row b of ys (the k-way merge of sorted runs compares the
 // current rows of two runs' batches).
 func sortRowsComparator(xs, ys []arrow.Array, desc []bool) (func(a, b int32) int, error) {
+	return sortRowsComparatorWith(xs, ys, desc, nil)
+}
+
+// sortRowsComparatorWith is sortRowsComparator where ranked, when not nil, may give the
+// ascending comparator of a key column (of xs, which is then ys) in place of
+// sortPairComparator's.
+func sortRowsComparatorWith(xs, ys []arrow.Array, desc []bool, ranked func(arrow.Array) func(a, b int32) int) (func(a, b int32) int, error) {
 	cmps := make([]func(a, b int32) int, len(xs))
 	for i := range xs {
-		c, err := sortPairComparator(xs[i], ys[i])
-		if err != nil {
-			return nil, err
+		var c func(a, b int32) int
+		if ranked != nil {
+			c = ranked(xs[i])
+		}
+		if c == nil {
+			var err error
+			if c, err = sortPairComparator(xs[i], ys[i]); err != nil {
+				return nil, err
+			}
 		}
 		if desc[i] {
 			asc := c
