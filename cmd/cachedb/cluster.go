@@ -107,6 +107,9 @@ func newWorkerCommand() *cobra.Command {
 				return err
 			}
 			defer mem.tiers.Close()
+			if mem.tuneGC {
+				go tuneGCPercent(ctx, time.Second)
+			}
 			engCfg := engine.Config{NoDemo: true, Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, Pool: mem.pool, SpillDir: mem.spillDir, Spill: mem.spill}
 			w, err := startWorker(ctx, listen, head, id, advertise, engCfg, stageIdle, key, statementTimeout, limits, mem, sec, ready)
 			if err != nil {

@@ -52,6 +52,9 @@ type processMemory struct {
 	spillDir string
 	// spill bounds the spill files of the process (engine.Config.Spill).
 	spill *exec.SpillBudget
+	// tuneGC says the process set its GOGC (setGCPercent), which tuneGCPercent then keeps
+	// following the live heap.
+	tuneGC bool
 }
 
 // start builds the process's pool and tiers from the flags, sets the Go runtime's soft memory
@@ -83,8 +86,10 @@ func (m memoryFlags) start() (processMemory, error) {
 		debug.SetMemoryLimit(soft)
 		attrs = append(attrs, "go_soft_limit", mempool.FormatBytes(soft))
 	}
+	tuneGC := false
 	if p := setGCPercent(debug.SetMemoryLimit(-1), os.Getenv); p > 0 {
 		attrs = append(attrs, "go_gc_percent", p)
+		tuneGC = true
 	}
 	if m.diskDir != "" {
 		disk := "free space"
@@ -105,7 +110,7 @@ func (m memoryFlags) start() (processMemory, error) {
 	}
 	attrs = append(attrs, "spill_limit", describeLimit(spillLimit))
 	slog.Info("memory budget", attrs...)
-	return processMemory{pool: pool, tiers: tiers, spillDir: spillDir, spill: exec.NewSpillBudget(spillLimit)}, nil
+	return processMemory{pool: pool, tiers: tiers, spillDir: spillDir, spill: exec.NewSpillBudget(spillLimit), tuneGC: tuneGC}, nil
 }
 
 // spillBytes is --spill-limit: by default half the free space of the file system spills go to

@@ -2,7 +2,9 @@ package main
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
+	"slices"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -87,5 +89,41 @@ func TestGCPercentFollowsTheSoftLimit(t *testing.T) {
 	}
 	if got := debug.SetGCPercent(100); got != gcPercentWithSoftLimit {
 		t.Errorf("the runtime's GOGC is %d, want %d", got, gcPercentWithSoftLimit)
+	}
+}
+
+// GOGC follows the live heap: the large percentage while the heap is small, lower as datasets
+// fill it (at most about gcHeadroomBytes of garbage between collections), never below 100; the
+// tuner sets it only when it changes.
+func TestGCPercentFollowsTheLiveHeap(t *testing.T) {
+	for _, c := range []struct {
+		live uint64
+		want int
+	}{
+		{0, gcPercentWithSoftLimit},
+		{100 << 20, gcPercentWithSoftLimit},
+		{gcHeadroomBytes / 4, gcPercentWithSoftLimit},
+		{gcHeadroomBytes / 2, 200},
+		{gcHeadroomBytes, 100},
+		{3 * gcHeadroomBytes / 2, 100},
+		{1 << 40, 100},
+	} {
+		if got := gcPercentFor(c.live); got != c.want {
+			t.Errorf("live heap %d: GOGC %d, want %d", c.live, got, c.want)
+		}
+	}
+	var live uint64
+	var sets []int
+	tuner := &gcTuner{live: func() uint64 { return live }, set: func(p int) int { sets = append(sets, p); return 0 }, percent: gcPercentWithSoftLimit}
+	for _, l := range []uint64{50 << 20, 1400 << 20, 1400 << 20, gcHeadroomBytes / 2, 10 << 20} {
+		live = l
+		tuner.step()
+	}
+	if want := []int{100, 200, gcPercentWithSoftLimit}; !slices.Equal(sets, want) {
+		t.Errorf("the tuner set GOGC %v, want %v", sets, want)
+	}
+	runtime.GC()
+	if liveHeapBytes() == 0 {
+		t.Error("the runtime reports no live heap")
 	}
 }

@@ -143,6 +143,9 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 		return err
 	}
 	defer mem.tiers.Close()
+	if mem.tuneGC {
+		go tuneGCPercent(ctx, time.Second)
+	}
 	return serve(ctx, listen, engine.Config{
 		CatalogName: s.catalog, NoDemo: s.noDemo, NoPushdown: s.noPushdown,
 		Sources: srcs, DefaultCatalog: cfg.DefaultCatalog, Pool: mem.pool, SpillDir: mem.spillDir, Spill: mem.spill,
