@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -140,4 +141,44 @@ func releaseBatches(bs []arrow.RecordBatch) {
 	for _, b := range bs {
 		b.Release()
 	}
+}
+
+// collectPartitions executes every partition of input concurrently, as one run (the caller's
+// copy of tc, as Coalesce does, so a Repartition below sees one run), and returns each one's
+// non-empty batches, each reserved by res at size(batch) bytes. On error it releases what it
+// kept (res keeps what it grew; its owner frees it). where names the goroutines.
+func collectPartitions(ctx context.Context, input Operator, runTC *TaskContext, res *mempool.Reservation, size func(arrow.RecordBatch) int64, where string) ([][]arrow.RecordBatch, error) {
+	parts := make([][]arrow.RecordBatch, input.Partitions())
+	var mu sync.Mutex // guards res
+	group, gctx := errgroup.WithContext(ctx)
+	for p := range parts {
+		safe.Go(group, where, func() error {
+			rdr, err := input.Execute(gctx, p, runTC)
+			if err != nil {
+				return err
+			}
+			defer rdr.Release()
+			for {
+				b, err := nextNonEmpty(rdr)
+				if b == nil || err != nil {
+					return err
+				}
+				mu.Lock()
+				err = res.TryGrow(size(b))
+				mu.Unlock()
+				if err != nil {
+					b.Release()
+					return err
+				}
+				parts[p] = append(parts[p], b)
+			}
+		})
+	}
+	if err := group.Wait(); err != nil {
+		for _, part := range parts {
+			releaseBatches(part)
+		}
+		return nil, err
+	}
+	return parts, nil
 }

@@ -4,15 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/internal/mempool"
-	"github.com/cachedb/cachedb/internal/safe"
 	"github.com/cachedb/cachedb/internal/stream"
 )
 
@@ -177,39 +174,7 @@ func (j *LeftBuildHashJoin) buildAndProbe(ctx context.Context, tc *TaskContext) 
 // reserved by res at hashBuildBytes each.
 func (j *LeftBuildHashJoin) collectLeft(ctx context.Context, tc *TaskContext, res *mempool.Reservation) ([][]arrow.RecordBatch, error) {
 	runTC := *tc
-	parts := make([][]arrow.RecordBatch, j.left.Partitions())
-	var mu sync.Mutex // guards res
-	group, gctx := errgroup.WithContext(ctx)
-	for p := range parts {
-		safe.Go(group, "left-build hash join", func() error {
-			rdr, err := j.left.Execute(gctx, p, &runTC)
-			if err != nil {
-				return err
-			}
-			defer rdr.Release()
-			for {
-				b, err := nextNonEmpty(rdr)
-				if b == nil || err != nil {
-					return err
-				}
-				mu.Lock()
-				err = res.TryGrow(hashBuildBytes(b))
-				mu.Unlock()
-				if err != nil {
-					b.Release()
-					return err
-				}
-				parts[p] = append(parts[p], b)
-			}
-		})
-	}
-	if err := group.Wait(); err != nil {
-		for _, part := range parts {
-			releaseBatches(part)
-		}
-		return nil, err
-	}
-	return parts, nil
+	return collectPartitions(ctx, j.left, &runTC, res, hashBuildBytes, "left-build hash join")
 }
 
 func batchRows(bs []arrow.RecordBatch) int64 {

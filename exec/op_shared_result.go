@@ -8,11 +8,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/util"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/cachedb/cachedb/internal/errs"
 	"github.com/cachedb/cachedb/internal/mempool"
-	"github.com/cachedb/cachedb/internal/safe"
 )
 
 // SharedResult computes a plan that several parts of one query read (a common table
@@ -135,38 +133,13 @@ func (r *sharedRows) Release() {
 func (s *SharedResult) compute(ctx context.Context, tc *TaskContext) (*sharedRows, error) {
 	runTC := *tc
 	runTC.Outer = nil
-	n := s.input.Partitions()
-	out := &sharedRows{parts: make([][]arrow.RecordBatch, n), res: tc.Reserve(sharedResultConsumer)}
-	var mu sync.Mutex // guards res
-	group, gctx := errgroup.WithContext(ctx)
-	for p := range n {
-		safe.Go(group, "shared result", func() error {
-			rdr, err := s.input.Execute(gctx, p, &runTC)
-			if err != nil {
-				return err
-			}
-			defer rdr.Release()
-			for {
-				b, err := nextNonEmpty(rdr)
-				if b == nil || err != nil {
-					return err
-				}
-				mu.Lock()
-				err = out.res.TryGrow(util.TotalRecordSize(b))
-				mu.Unlock()
-				if err != nil {
-					b.Release()
-					return err
-				}
-				out.parts[p] = append(out.parts[p], b)
-			}
-		})
-	}
-	if err := group.Wait(); err != nil {
-		out.Release()
+	res := tc.Reserve(sharedResultConsumer)
+	parts, err := collectPartitions(ctx, s.input, &runTC, res, func(b arrow.RecordBatch) int64 { return int64(util.TotalRecordSize(b)) }, "shared result")
+	if err != nil {
+		res.Free()
 		return nil, err
 	}
-	return out, nil
+	return &sharedRows{parts: parts, res: res}, nil
 }
 
 // SharedRead is one reference to a SharedResult, under its own column names.
