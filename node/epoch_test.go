@@ -45,6 +45,13 @@ var epochTestSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "wide", Type: arrow.FixedSizeListOf(16, arrow.PrimitiveTypes.Int32)}, // 64 bytes a row
 }, nil)
 
+// releaseTestParts releases the batches epochTestParts made.
+func releaseTestParts(parts []memcat.Part) {
+	for _, p := range parts {
+		releaseAll(p.Batches)
+	}
+}
+
 // epochTestParts holds partitions of the given row counts in batches of heldRows; the rows of
 // partition 1 have NULLs in column n.
 func epochTestParts(mem memory.Allocator, rows []int64, heldRows int64) []memcat.Part {
@@ -103,13 +110,7 @@ func testEpochReaderKeepsRowsWhole(t *testing.T, onDisk bool) {
 	if onDisk {
 		parts = partsOnDisk(t, epochTestSchema, parts)
 	}
-	defer func() {
-		for _, p := range parts {
-			for _, b := range p.Batches {
-				b.Release()
-			}
-		}
-	}()
+	defer releaseTestParts(parts)
 	var total int64
 	for _, n := range partRows {
 		total += n
@@ -200,13 +201,7 @@ func TestEpochReaderRetain(t *testing.T) {
 	defer buffers.close()
 	partRows := []int64{300, 200}
 	parts := epochTestParts(mem, partRows, 64)
-	defer func() {
-		for _, p := range parts {
-			for _, b := range p.Batches {
-				b.Release()
-			}
-		}
-	}()
+	defer releaseTestParts(parts)
 	order, err := cluster.NewEpochOrder(partRows, 3, 1, true, cluster.MixBlocks, 16, 128)
 	if err != nil {
 		t.Fatal(err)
@@ -269,11 +264,7 @@ func TestEpochReaderStoppedMidStreamFreesThePartGatheredAhead(t *testing.T) {
 		r.Release()
 		cancel()
 		buffers.close()
-		for _, p := range parts {
-			for _, b := range p.Batches {
-				b.Release()
-			}
-		}
+		releaseTestParts(parts)
 		mem.AssertSize(t, 0)
 	}
 }
@@ -337,13 +328,7 @@ func TestEpochNodeStreamsReassembleTheOrder(t *testing.T) {
 	defer buffers.close()
 	partRows := []int64{3000, 2500, 4100, 1800, 2999}
 	parts := epochTestParts(mem, partRows, 700)
-	defer func() {
-		for _, p := range parts {
-			for _, b := range p.Batches {
-				b.Release()
-			}
-		}
-	}()
+	defer releaseTestParts(parts)
 	var total int64
 	for _, n := range partRows {
 		total += n
