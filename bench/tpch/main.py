@@ -2,8 +2,9 @@
 and timed beside DuckDB and DataFusion.
 
 For a scale factor (--sf, default 1) the data is generated once with tpchgen-cli and cached
-(see tpch_data.py). A server is started for each configuration (`cachedb serve` alone; with
---workers data nodes; and with --workers data nodes holding the 8 tables as datasets, made by
+(see tpch_data.py). A server is started for each configuration (`cachedb serve` alone; the same
+without its column cache, so that every run reads and decodes the Parquet files; with --workers
+data nodes; and with --workers data nodes holding the 8 tables as datasets, made by
 `CREATE TABLE t AS SELECT * FROM tpch.t`, which the queries' bare names then read), all at once,
 on a config naming the SQL catalog; each query in
 queries/qNN.sql (the standard text with the spec's validation parameters, MySQL date syntax)
@@ -199,7 +200,7 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2, help="data nodes of the second and third configurations (0: only the first)")
     ap.add_argument("--no-datasets", action="store_true", help="leave out the configuration over datasets")
     ap.add_argument("--queries", help="comma-separated query numbers (default all 22)")
-    ap.add_argument("--modes", help="comma-separated cachedb configurations to run (serve, workersN, datasetsN; default all)")
+    ap.add_argument("--modes", help="comma-separated cachedb configurations to run (serve, uncached, workersN, datasetsN; default all)")
     ap.add_argument("--no-footprint", dest="footprint", action="store_false",
                     help="leave out measuring the tables as memory tables of a head (after the queries)")
     ap.add_argument("--cachedb", default=str(REPO_ROOT / "bin" / "cachedb"))
@@ -210,7 +211,7 @@ def main() -> int:
     d = data.prepare(args.sf, pathlib.Path(args.data) if args.data else None)
     qs = queries(args.queries)
 
-    configs = [("serve", [])]
+    configs = [("serve", []), ("uncached", ["--column-cache", "0"])]
     if args.workers > 0:
         configs.append((f"workers{args.workers}", ["--workers", str(args.workers)]))
         if not args.no_datasets:

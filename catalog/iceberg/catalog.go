@@ -73,6 +73,9 @@ type Config struct {
 	// SplitBytes is the size scan tasks aim at: a file (or pruned run of row groups) reading
 	// more is cut into tasks at row-group boundaries (0: DefaultSplitBytes; negative: never).
 	SplitBytes int64
+	// ColumnCache keeps the column chunks direct reads decode, for later reads of the same row
+	// groups (nil: none). One cache may serve every catalog of a process.
+	ColumnCache *ColumnCache
 }
 
 // String describes the configuration without any secret: the storage secrets and every

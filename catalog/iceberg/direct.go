@@ -36,9 +36,10 @@ const directBatchRows = 1 << 17
 
 // directRead is a planned direct read's column mapping for one file.
 type directRead struct {
-	leaves  []int  // Parquet leaf columns read, ascending
-	fromCol []int  // per output column, its index among leaves
-	dict    []bool // per leaf: read as a dictionary, then expanded
+	leaves  []int            // Parquet leaf columns read, ascending
+	fromCol []int            // per output column, its index among leaves
+	dict    []bool           // per leaf: read as a dictionary, then expanded
+	types   []arrow.DataType // per leaf: the Arrow type of its batches (dictionaries expanded)
 }
 
 // canReadDirect reports whether a task may be read directly, as far as planning can tell.
@@ -49,76 +50,139 @@ func canReadDirect(pt prunedTask, filtered bool, limit int64) bool {
 }
 
 // openDirect opens the task's direct read; nil without an error when the file does not qualify
-// (the caller then reads the task through iceberg-go).
+// (the caller then reads the task through iceberg-go). With a column cache, the footer and the
+// column chunks come from the cache where it has them, and the file is opened only for what it
+// lacks.
 func (s *scanTask) openDirect(ctx context.Context, mem memory.Allocator) (array.RecordReader, error) {
 	st := s.state
-	fsys, err := st.readTbl.FS(ctx)
-	if err != nil {
-		return nil, err
+	cache := st.table.cat.cfg.ColumnCache
+	src := &directFile{task: s, ctx: ctx, mem: mem, cache: cache,
+		key: fileKey{catalog: st.table.cat.cfg.Name, path: s.task.File.FilePath(), size: s.task.File.FileSizeBytes()}}
+	if cache != nil {
+		src.mem = cache.alloc()
+		src.meta = cache.footer(src.key)
 	}
-	f, err := fsys.Open(s.task.File.FilePath())
-	if err != nil {
-		return nil, err
+	if src.meta == nil {
+		if err := src.open(); err != nil {
+			return nil, err
+		}
+		src.meta = src.pf.MetaData()
+		if cache != nil {
+			cache.putFooter(src.key, src.meta)
+		}
 	}
-	pf, err := file.NewParquetReader(f, file.WithReadProps(parquet.NewReaderProperties(mem)))
-	if err != nil {
-		_ = f.Close()
-		return nil, err
-	}
-	closeFile := func() { _ = pf.Close() }
-	meta := pf.MetaData()
+	meta := src.meta
 	groups := directRowGroups(s.task, meta)
 	plan, ok := st.directColumns(meta, groups)
 	if !ok {
-		closeFile()
+		src.close()
 		return nil, nil
 	}
-	props := pqarrow.ArrowReadProperties{Parallel: true, BatchSize: directBatchRows}
+	src.props = pqarrow.ArrowReadProperties{Parallel: true, BatchSize: directBatchRows}
 	for i, leaf := range plan.leaves {
-		props.SetReadDict(leaf, plan.dict[i])
+		src.props.SetReadDict(leaf, plan.dict[i])
 	}
-	fr, err := pqarrow.NewFileReader(pf, props, mem)
+	manifest, err := pqarrow.NewSchemaManifest(meta.Schema, meta.KeyValueMetadata(), &src.props)
 	if err != nil {
-		closeFile()
+		src.close()
 		return nil, err
 	}
 	// Every read column is top-level, so the reader's columns are the leaves' fields in file
 	// order; check that each has the type the table expects before trusting the mapping.
+	plan.types = make([]arrow.DataType, len(plan.leaves))
 	for i, leaf := range plan.leaves {
-		fi := fieldOfLeaf(fr.Manifest, leaf)
+		fi := fieldOfLeaf(manifest, leaf)
 		if fi < 0 {
-			closeFile()
+			src.close()
 			return nil, nil
 		}
-		got := fr.Manifest.Fields[fi].Field.Type
+		got := manifest.Fields[fi].Field.Type
 		if plan.dict[i] {
 			dt, isDict := got.(*arrow.DictionaryType)
 			if !isDict {
-				closeFile()
+				src.close()
 				return nil, nil
 			}
 			got = dt.ValueType
 		}
 		for o, c := range plan.fromCol {
 			if c == i && !arrow.TypeEqual(got, st.schema.Field(o).Type) {
-				closeFile()
+				src.close()
 				return nil, nil
 			}
 		}
-	}
-	if len(groups) == 0 {
-		closeFile()
-		st.table.cat.directReads.Add(1)
-		return stream.Empty(st.schema), nil
+		plan.types[i] = got
 	}
 	st.table.cat.directReads.Add(1)
-	r := &directReader{task: s, plan: plan, ctx: ctx, fr: fr, groups: groups, mem: mem}
-	return stream.Pull(ctx, st.schema, r.pull, func() {
-		if r.rr != nil {
-			r.rr.Release()
+	if len(groups) == 0 {
+		src.close()
+		return stream.Empty(st.schema), nil
+	}
+	r := &directReader{task: s, plan: plan, src: src, groups: groups}
+	return stream.Pull(ctx, st.schema, r.pull, r.close), nil
+}
+
+// directFile is the data file of a direct read, opened when first needed: with a column cache
+// holding its footer and every chunk read, never.
+type directFile struct {
+	task  *scanTask
+	ctx   context.Context
+	key   fileKey
+	cache *ColumnCache // nil: none
+	mem   memory.Allocator
+	meta  *metadata.FileMetaData
+	props pqarrow.ArrowReadProperties
+	pf    *file.Reader        // nil until opened
+	fr    *pqarrow.FileReader // nil until reader() first runs
+}
+
+// open opens the file and reads its footer, unless src already holds the footer.
+func (src *directFile) open() error {
+	st := src.task.state
+	fsys, err := st.readTbl.FS(src.ctx)
+	if err != nil {
+		return err
+	}
+	f, err := fsys.Open(src.key.path)
+	if err != nil {
+		return err
+	}
+	opts := []file.ReadOption{file.WithReadProps(parquet.NewReaderProperties(src.mem))}
+	if src.meta != nil {
+		opts = append(opts, file.WithMetadata(src.meta))
+	}
+	pf, err := file.NewParquetReader(f, opts...)
+	if err != nil {
+		_ = f.Close()
+		return err
+	}
+	src.pf = pf
+	return nil
+}
+
+// reader is the file's Arrow reader, opening the file first if need be.
+func (src *directFile) reader() (*pqarrow.FileReader, error) {
+	if src.fr != nil {
+		return src.fr, nil
+	}
+	if src.pf == nil {
+		if err := src.open(); err != nil {
+			return nil, err
 		}
-		closeFile()
-	}), nil
+	}
+	fr, err := pqarrow.NewFileReader(src.pf, src.props, src.mem)
+	if err != nil {
+		return nil, err
+	}
+	src.fr = fr
+	return fr, nil
+}
+
+func (src *directFile) close() {
+	if src.pf != nil {
+		_ = src.pf.Close()
+		src.pf = nil
+	}
 }
 
 // fieldOfLeaf is the index of the manifest's top-level field holding Parquet leaf column leaf.
@@ -258,43 +322,73 @@ func groupSplitOffset(rg *metadata.RowGroupMetaData) int64 {
 
 // directReader turns the Parquet reader's batches into the scan's output batches. It reads one
 // row group at a time, so that no batch spans two: a batch across row groups would be
-// concatenated by the reader, dictionaries unified.
+// concatenated by the reader, dictionaries unified. With a column cache, each row group's
+// columns come from the cache where it holds them and the rest from the file; a row group read
+// to its end puts the columns it read into the cache.
 type directReader struct {
 	task   *scanTask
 	plan   directRead
-	ctx    context.Context
-	fr     *pqarrow.FileReader
-	groups []int                // row groups not yet opened
-	rr     pqarrow.RecordReader // the open row group's; nil before the first
-	mem    memory.Allocator
+	src    *directFile
+	groups []int // row groups not yet opened
+	cur    *groupRead
+}
+
+// groupRead is the row group being read.
+type groupRead struct {
+	group int
+	// cached holds, per leaf, the cached batches; nil for the leaves read from the file.
+	cached [][]arrow.Array
+	// missing are the indices (in plan.leaves) of the leaves read from the file, ascending.
+	missing []int
+	rr      pqarrow.RecordReader // nil when every leaf is cached
+	next    int                  // index of the next batch
+	// fresh holds, per missing leaf, the batches read so far, for the cache.
+	fresh [][]arrow.Array
+}
+
+func (g *groupRead) release() {
+	if g.rr != nil {
+		g.rr.Release()
+	}
+	for _, b := range g.cached {
+		releaseAll(b)
+	}
+	for _, b := range g.fresh {
+		releaseAll(b)
+	}
+}
+
+func (r *directReader) close() {
+	if r.cur != nil {
+		r.cur.release()
+		r.cur = nil
+	}
+	r.src.close()
 }
 
 func (r *directReader) pull() (arrow.RecordBatch, error) {
 	for {
-		if r.rr == nil || !r.rr.Next() {
-			if r.rr != nil {
-				err := r.rr.Err()
-				r.rr.Release()
-				r.rr = nil
-				if err != nil {
-					return nil, r.task.readErr(err)
-				}
-			}
+		if r.cur == nil {
 			if len(r.groups) == 0 {
 				return nil, nil
 			}
-			rr, err := r.fr.GetRecordReader(r.ctx, r.plan.leaves, r.groups[:1])
+			g, err := r.openGroup(r.groups[0])
 			if err != nil {
 				return nil, r.task.readErr(err)
 			}
-			r.rr, r.groups = rr, r.groups[1:]
+			r.cur, r.groups = g, r.groups[1:]
+		}
+		read, rows, done, err := r.nextBatch(r.cur)
+		if err != nil {
+			return nil, r.task.readErr(err)
+		}
+		if done {
+			r.finishGroup(r.cur)
+			r.cur = nil
 			continue
 		}
-		rec := r.rr.RecordBatch()
-		if rec.NumRows() == 0 {
-			continue
-		}
-		out, err := r.convert(rec)
+		out, err := r.convert(read, rows)
+		releaseAll(read)
 		if err != nil {
 			return nil, r.task.readErr(err)
 		}
@@ -302,42 +396,139 @@ func (r *directReader) pull() (arrow.RecordBatch, error) {
 	}
 }
 
-// convert builds the output batch: dictionary columns expanded, columns in output order with
-// the output types.
-func (r *directReader) convert(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-	st := r.task.state
-	if int(rec.NumCols()) != len(r.plan.leaves) {
-		return nil, fmt.Errorf("parquet reader returned %d columns, want %d", rec.NumCols(), len(r.plan.leaves))
-	}
-	read := make([]arrow.Array, len(r.plan.leaves))
-	defer func() {
-		for _, c := range read {
-			if c != nil {
-				c.Release()
+// chunkKey names leaf i of the plan in row group g.
+func (r *directReader) chunkKey(g, i int) chunkKey {
+	return chunkKey{file: r.src.key, group: g, leaf: r.plan.leaves[i], typ: r.plan.types[i].String()}
+}
+
+// openGroup starts reading row group g: the cached leaves from the cache, the others from the
+// file.
+func (r *directReader) openGroup(g int) (*groupRead, error) {
+	gr := &groupRead{group: g, cached: make([][]arrow.Array, len(r.plan.leaves))}
+	for i := range r.plan.leaves {
+		if r.src.cache != nil {
+			if b := r.src.cache.chunk(r.chunkKey(g, i)); b != nil {
+				gr.cached[i] = b
+				continue
 			}
 		}
-	}()
-	for i := range read {
-		col := rec.Column(i)
+		gr.missing = append(gr.missing, i)
+	}
+	if len(gr.missing) == 0 {
+		return gr, nil
+	}
+	fr, err := r.src.reader()
+	if err != nil {
+		gr.release()
+		return nil, err
+	}
+	leaves := make([]int, len(gr.missing))
+	for j, i := range gr.missing {
+		leaves[j] = r.plan.leaves[i]
+	}
+	rr, err := fr.GetRecordReader(r.src.ctx, leaves, []int{g})
+	if err != nil {
+		gr.release()
+		return nil, err
+	}
+	gr.rr = rr
+	gr.fresh = make([][]arrow.Array, len(gr.missing))
+	return gr, nil
+}
+
+// nextBatch returns the next non-empty batch's columns, one per plan leaf (dictionaries
+// expanded, each retained for the caller), and its row count; done at the group's end.
+func (r *directReader) nextBatch(g *groupRead) (read []arrow.Array, rows int64, done bool, err error) {
+	read = make([]arrow.Array, len(r.plan.leaves))
+	if g.rr == nil {
+		if g.next == len(g.cached[0]) {
+			return nil, 0, true, nil
+		}
+		for i := range read {
+			read[i] = g.cached[i][g.next]
+			read[i].Retain()
+		}
+		g.next++
+		return read, int64(read[0].Len()), false, nil
+	}
+	var rec arrow.RecordBatch
+	for {
+		if !g.rr.Next() {
+			if err := g.rr.Err(); err != nil {
+				return nil, 0, false, err
+			}
+			if g.cached != nil && r.cachedBatches(g) != g.next {
+				return nil, 0, false, fmt.Errorf("row group %d: the file gave %d batches, the column cache holds %d", g.group, g.next, r.cachedBatches(g))
+			}
+			return nil, 0, true, nil
+		}
+		if rec = g.rr.RecordBatch(); rec.NumRows() > 0 {
+			break
+		}
+	}
+	if int(rec.NumCols()) != len(g.missing) {
+		return nil, 0, false, fmt.Errorf("parquet reader returned %d columns, want %d", rec.NumCols(), len(g.missing))
+	}
+	for j, i := range g.missing {
+		col := rec.Column(j)
 		if d, ok := col.(*array.Dictionary); ok {
-			plain, err := expandDictionary(d, r.mem)
+			plain, err := expandDictionary(d, r.src.mem)
 			if err != nil {
-				return nil, err
+				releaseAll(read)
+				return nil, 0, false, err
 			}
 			read[i] = plain
+		} else {
+			col.Retain()
+			read[i] = col
+		}
+		if r.src.cache != nil {
+			read[i].Retain()
+			g.fresh[j] = append(g.fresh[j], read[i])
+		}
+	}
+	for i, b := range g.cached {
+		if b == nil {
 			continue
 		}
-		col.Retain()
-		read[i] = col
-	}
-	cols := make([]arrow.Array, len(r.plan.fromCol))
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
+		if g.next >= len(b) || int64(b[g.next].Len()) != rec.NumRows() {
+			releaseAll(read)
+			return nil, 0, false, fmt.Errorf("row group %d: batch %d of the file has %d rows, the column cache's differs", g.group, g.next, rec.NumRows())
 		}
-	}()
+		b[g.next].Retain()
+		read[i] = b[g.next]
+	}
+	g.next++
+	return read, rec.NumRows(), false, nil
+}
+
+// cachedBatches is how many batches the group's cached leaves hold (g.next when none is
+// cached).
+func (r *directReader) cachedBatches(g *groupRead) int {
+	for _, b := range g.cached {
+		if b != nil {
+			return len(b)
+		}
+	}
+	return g.next
+}
+
+// finishGroup puts the leaves read to the group's end into the cache and lets the group go.
+func (r *directReader) finishGroup(g *groupRead) {
+	if r.src.cache != nil {
+		for j, i := range g.missing {
+			r.src.cache.putChunk(r.chunkKey(g.group, i), g.fresh[j])
+		}
+	}
+	g.release()
+}
+
+// convert builds the output batch from one batch of the plan's leaves: columns in output order
+// with the output types.
+func (r *directReader) convert(read []arrow.Array, rows int64) (arrow.RecordBatch, error) {
+	st := r.task.state
+	cols := make([]arrow.Array, len(r.plan.fromCol))
+	defer releaseAll(cols)
 	for o, i := range r.plan.fromCol {
 		c, err := conform(read[i], st.schema.Field(o).Type)
 		if err != nil {
@@ -345,5 +536,5 @@ func (r *directReader) convert(rec arrow.RecordBatch) (arrow.RecordBatch, error)
 		}
 		cols[o] = c
 	}
-	return array.NewRecordBatch(st.schema, cols, rec.NumRows()), nil
+	return array.NewRecordBatch(st.schema, cols, rows), nil
 }

@@ -98,15 +98,15 @@ func newWorkerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			srcs, err := openSources(ctx, cfg)
-			if err != nil {
-				return err
-			}
 			mem, err := memory.start()
 			if err != nil {
 				return err
 			}
-			defer mem.tiers.Close()
+			defer mem.close()
+			srcs, err := openSources(ctx, cfg, mem.columns)
+			if err != nil {
+				return err
+			}
 			if mem.tuneGC {
 				go tuneGCPercent(ctx, time.Second)
 			}

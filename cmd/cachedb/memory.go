@@ -9,8 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cachedb/cachedb/catalog/iceberg"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/mempool"
+	"github.com/cachedb/cachedb/internal/metrics"
 	"github.com/cachedb/cachedb/node"
 )
 
@@ -20,6 +22,7 @@ type memoryFlags struct {
 	diskDir     string
 	diskLimit   string
 	spillLimit  string
+	columnCache string
 }
 
 func (m *memoryFlags) register(cmd *cobra.Command) {
@@ -27,6 +30,7 @@ func (m *memoryFlags) register(cmd *cobra.Command) {
 	f.StringVar(&m.memoryLimit, "memory-limit", "default", "memory this process may hold for dataset partitions, query state and training reads (256MiB, 4GiB, ...; 0: no limit; default: "+fmt.Sprint(mempool.DefaultFraction)+" of the cgroup's limit or of the host's memory)")
 	f.StringVar(&m.diskDir, "disk-dir", "", "directory of the disk tier: dataset partitions that do not fit in --memory-limit move there as Arrow files (default: no disk tier; partitions that do not fit are refused)")
 	f.StringVar(&m.diskLimit, "disk-limit", "0", "most the disk tier may hold (256MiB, 100GiB, ...; 0: the free space of --disk-dir's file system)")
+	f.StringVar(&m.columnCache, "column-cache", "default", "most the cache of decoded Iceberg column chunks may hold, so that repeated queries over the same tables skip reading and decoding their Parquet files (256MiB, 4GiB, ...; 0: no cache; default: a quarter of --memory-limit, 1GiB without a limit); it gives its memory back first when the budget runs short")
 	f.StringVar(&m.spillLimit, "spill-limit", "default", "most the spill files of queries whose memory ran out may hold at once (a query past it fails with RESOURCE_EXHAUSTED; 0: no limit; default: half the free space of the spill directory's file system at start)")
 }
 
@@ -52,6 +56,9 @@ type processMemory struct {
 	spillDir string
 	// spill bounds the spill files of the process (engine.Config.Spill).
 	spill *exec.SpillBudget
+	// columns caches the column chunks Iceberg reads decode (nil: no cache); its memory is
+	// reserved from pool.
+	columns *iceberg.ColumnCache
 	// tuneGC says the process set its GOGC (setGCPercent), which tuneGCPercent then keeps
 	// following the live heap.
 	tuneGC bool
@@ -109,8 +116,46 @@ func (m memoryFlags) start() (processMemory, error) {
 		return processMemory{}, err
 	}
 	attrs = append(attrs, "spill_limit", describeLimit(spillLimit))
+	cacheLimit, err := m.columnCacheBytes(limit)
+	if err != nil {
+		tiers.Close()
+		return processMemory{}, err
+	}
+	attrs = append(attrs, "column_cache", describeLimit(cacheLimit))
+	columns := iceberg.NewColumnCache(cacheLimit, pool)
+	if columns != nil {
+		metrics.SetColumnCacheSource(func() metrics.ColumnCacheFigures {
+			st := columns.Stats()
+			return metrics.ColumnCacheFigures{Bytes: st.Bytes, Hits: st.Hits, Misses: st.Misses, Evictions: st.Evictions}
+		})
+	}
 	slog.Info("memory budget", attrs...)
-	return processMemory{pool: pool, tiers: tiers, spillDir: spillDir, spill: exec.NewSpillBudget(spillLimit), tuneGC: tuneGC}, nil
+	return processMemory{pool: pool, tiers: tiers, spillDir: spillDir, spill: exec.NewSpillBudget(spillLimit), columns: columns, tuneGC: tuneGC}, nil
+}
+
+// close gives back what the process's memory holds: the column cache, then the tiers. Call it
+// after every runtime stopped.
+func (m processMemory) close() {
+	m.columns.Close()
+	m.tiers.Close()
+}
+
+// defaultColumnCache is --column-cache without a --memory-limit.
+const defaultColumnCache = 1 << 30
+
+// columnCacheBytes is --column-cache: by default a quarter of the pool's limit.
+func (m memoryFlags) columnCacheBytes(limit int64) (int64, error) {
+	if m.columnCache != "default" && m.columnCache != "" {
+		n, err := mempool.ParseBytes(m.columnCache)
+		if err != nil {
+			return 0, fmt.Errorf("--column-cache: %w", err)
+		}
+		return n, nil
+	}
+	if limit <= 0 {
+		return defaultColumnCache, nil
+	}
+	return limit / 4, nil
 }
 
 // spillBytes is --spill-limit: by default half the free space of the file system spills go to

@@ -33,13 +33,13 @@ func TestMemoryFlagsBuildThePoolAndTheGoSoftLimit(t *testing.T) {
 	if mem.pool.Limit() != mempool.DefaultLimit() {
 		t.Errorf("default limit %d, want %d", mem.pool.Limit(), mempool.DefaultLimit())
 	}
-	mem.tiers.Close()
+	mem.close()
 
 	mem, err = parse("--memory-limit=256MiB", "--disk-dir="+t.TempDir(), "--disk-limit=1GiB")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer mem.tiers.Close()
+	defer mem.close()
 	if mem.pool.Limit() != 256<<20 {
 		t.Errorf("--memory-limit=256MiB gave %d", mem.pool.Limit())
 	}
@@ -55,7 +55,7 @@ func TestMemoryFlagsBuildThePoolAndTheGoSoftLimit(t *testing.T) {
 	if mem, err := parse("--memory-limit=0"); err != nil || mem.pool.Limit() != 0 {
 		t.Errorf("--memory-limit=0: %v, %v", mem.pool, err)
 	} else {
-		mem.tiers.Close()
+		mem.close()
 	}
 	for _, bad := range [][]string{{"--memory-limit=lots"}, {"--disk-limit=1GiB"}, {"--disk-dir=/dev/null/x"}} {
 		if _, err := parse(bad...); err == nil {

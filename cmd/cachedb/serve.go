@@ -134,15 +134,15 @@ func (s *serverFlags) run(cmd *cobra.Command, workers int) error {
 	if sec, err = sec.withGrants(cfg); err != nil {
 		return err
 	}
-	srcs, err := openSources(ctx, cfg)
-	if err != nil {
-		return err
-	}
 	mem, err := s.memory.start()
 	if err != nil {
 		return err
 	}
-	defer mem.tiers.Close()
+	defer mem.close()
+	srcs, err := openSources(ctx, cfg, mem.columns)
+	if err != nil {
+		return err
+	}
 	if mem.tuneGC {
 		go tuneGCPercent(ctx, time.Second)
 	}

@@ -110,9 +110,10 @@ func (o sourceOptions) resolve() (serverConfig, error) {
 	return cfg, cfg.validate()
 }
 
-// openSources opens every configured catalog. Opening does not contact remote catalogs, so a
-// catalog that is down fails its queries, not the server.
-func openSources(ctx context.Context, cfg serverConfig) ([]catalog.Catalog, error) {
+// openSources opens every configured catalog, sharing columns (nil: none) as their column
+// cache. Opening does not contact remote catalogs, so a catalog that is down fails its queries,
+// not the server.
+func openSources(ctx context.Context, cfg serverConfig, columns *iceberg.ColumnCache) ([]catalog.Catalog, error) {
 	var out []catalog.Catalog
 	for _, cc := range cfg.Catalogs {
 		icfg := iceberg.Config{
@@ -141,6 +142,7 @@ func openSources(ctx context.Context, cfg serverConfig) ([]catalog.Catalog, erro
 			icfg = wh.CatalogConfig(cc.Name)
 			icfg.Storage = storage
 		}
+		icfg.ColumnCache = columns
 		c, err := iceberg.Open(ctx, icfg)
 		if err != nil {
 			return nil, fmt.Errorf("catalog %s: %w", cc.Name, err)

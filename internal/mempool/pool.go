@@ -45,6 +45,7 @@ type Pool struct {
 
 	reclaimMu sync.Mutex
 	reclaim   Reclaimer
+	evictors  map[*Reclaimer]struct{}
 }
 
 type usage struct {
@@ -88,6 +89,42 @@ func (p *Pool) SetReclaimer(r Reclaimer) {
 	p.reclaimMu.Lock()
 	p.reclaim = r
 	p.reclaimMu.Unlock()
+}
+
+// AddEvictor adds a function asked, before the Reclaimer, to free memory when a reservation
+// would be refused: a cache that drops entries it can read again. It has a Reclaimer's contract.
+// The returned function removes it.
+func (p *Pool) AddEvictor(evict Reclaimer) (remove func()) {
+	key := &evict
+	p.reclaimMu.Lock()
+	if p.evictors == nil {
+		p.evictors = map[*Reclaimer]struct{}{}
+	}
+	p.evictors[key] = struct{}{}
+	p.reclaimMu.Unlock()
+	return func() {
+		p.reclaimMu.Lock()
+		delete(p.evictors, key)
+		p.reclaimMu.Unlock()
+	}
+}
+
+// free asks the evictors, then the reclaimer, for need bytes, until they have freed them.
+func (p *Pool) free(need int64) {
+	p.reclaimMu.Lock()
+	asked := make([]Reclaimer, 0, len(p.evictors)+1)
+	for e := range p.evictors {
+		asked = append(asked, *e)
+	}
+	if p.reclaim != nil {
+		asked = append(asked, p.reclaim)
+	}
+	p.reclaimMu.Unlock()
+	for _, r := range asked {
+		if need -= r(need); need <= 0 {
+			return
+		}
+	}
 }
 
 // Reserve returns an empty reservation for c, counted toward the pool only.
@@ -189,7 +226,7 @@ func (r *Reservation) Consumer() Consumer { return r.consumer }
 
 // TryGrow adds n bytes to the reservation, or refuses with errs.ResourceExhausted when that
 // would pass the group's limit, the pool's limit or, for a spillable consumer, its fair share.
-// Before refusing for the pool's limit it asks the pool's Reclaimer once. A refused grow
+// Before refusing for the pool's limit it asks the pool's evictors and Reclaimer once. A refused grow
 // changes nothing.
 func (r *Reservation) TryGrow(n int64) error {
 	if n <= 0 {
@@ -214,12 +251,7 @@ func (r *Reservation) TryGrow(n int64) error {
 		return err
 	}
 	p.mu.Unlock()
-	p.reclaimMu.Lock()
-	reclaim := p.reclaim
-	p.reclaimMu.Unlock()
-	if reclaim != nil {
-		reclaim(short)
-	}
+	p.free(short)
 	// Checked again whatever the reclaimer freed: other holders may have given memory back
 	// meanwhile (another reclaim moved what this one would have).
 	p.mu.Lock()

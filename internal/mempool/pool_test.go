@@ -120,6 +120,55 @@ func TestReclaimerIsAskedBeforeARefusal(t *testing.T) {
 	}
 }
 
+// TestEvictorsAreAskedBeforeTheReclaimer: a cache's evictor frees what it can first; the
+// reclaimer is asked only for the rest, and a removed evictor is asked no more.
+func TestEvictorsAreAskedBeforeTheReclaimer(t *testing.T) {
+	p := New(1000)
+	cached := p.Reserve(Consumer{Name: "cache"})
+	parts := p.Reserve(Consumer{Name: "partitions"})
+	if err := cached.TryGrow(100); err != nil {
+		t.Fatal(err)
+	}
+	if err := parts.TryGrow(900); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	remove := p.AddEvictor(func(need int64) int64 {
+		order = append(order, "evictor")
+		n := min(need, cached.Size())
+		cached.Shrink(n)
+		return n
+	})
+	var reclaimAsked int64
+	p.SetReclaimer(func(need int64) int64 {
+		order = append(order, "reclaimer")
+		reclaimAsked = need
+		parts.Shrink(need)
+		return need
+	})
+	r := p.Reserve(Consumer{Name: "sort"})
+	if err := r.TryGrow(50); err != nil {
+		t.Fatal(err)
+	}
+	if cached.Size() != 50 || parts.Size() != 900 || len(order) != 1 {
+		t.Fatalf("50 short: cache holds %d, partitions %d, asked %v; want only the evictor asked", cached.Size(), parts.Size(), order)
+	}
+	if err := r.TryGrow(150); err != nil {
+		t.Fatal(err)
+	}
+	if cached.Size() != 0 || reclaimAsked != 100 || parts.Size() != 800 || order[1] != "evictor" || order[2] != "reclaimer" {
+		t.Fatalf("150 short: cache %d, partitions %d, reclaimer asked for %d, order %v", cached.Size(), parts.Size(), reclaimAsked, order)
+	}
+	remove()
+	order = nil
+	if err := r.TryGrow(700); err != nil {
+		t.Fatal(err)
+	}
+	if len(order) != 1 || order[0] != "reclaimer" {
+		t.Errorf("after the evictor was removed, asked %v", order)
+	}
+}
+
 func TestConcurrentReservationsBalance(t *testing.T) {
 	p := New(1 << 20)
 	var wg sync.WaitGroup

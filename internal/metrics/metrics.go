@@ -109,6 +109,23 @@ var (
 		Help: "Requests this process made to object storage (opens, stats and ranged GETs).",
 	}, func() float64 { _, r := objectStoreTotals(); return float64(r) })
 
+	columnCacheBytes = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "cachedb_column_cache_bytes",
+		Help: "Bytes of decoded Parquet column chunks (and footers) the Iceberg column cache holds.",
+	}, func() float64 { return float64(columnCacheTotals().Bytes) })
+	columnCacheHits = prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "cachedb_column_cache_hits_total",
+		Help: "Column chunks Iceberg reads took from the column cache instead of the data file.",
+	}, func() float64 { return float64(columnCacheTotals().Hits) })
+	columnCacheMisses = prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "cachedb_column_cache_misses_total",
+		Help: "Column chunks Iceberg reads did not find in the column cache and decoded from the data file.",
+	}, func() float64 { return float64(columnCacheTotals().Misses) })
+	columnCacheEvictions = prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "cachedb_column_cache_evictions_total",
+		Help: "Column chunks the column cache dropped to stay within its limit or to give memory back to the pool.",
+	}, func() float64 { return float64(columnCacheTotals().Evictions) })
+
 	// nodes and datasets are read from their sources at each scrape (SetNodeSource,
 	// SetDatasetSource).
 	nodes    = newSourced("cachedb_nodes", "Data nodes registered with the head, by membership state.", "state")
@@ -121,6 +138,7 @@ func init() {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		statements, statementSeconds, firstBatchSeconds, servedRows, servedBytes, shuffleBytes,
 		nodeEvents, datasetLoads, buildInfo, nodes, datasets, objectStoreBytes, objectStoreRequests,
+		columnCacheBytes, columnCacheHits, columnCacheMisses, columnCacheEvictions,
 	)
 }
 
@@ -137,6 +155,23 @@ func objectStoreTotals() (int64, int64) {
 // SetObjectStoreSource makes the cachedb_object_store_* counters read f at each scrape: the
 // bytes and requests the process's reads of object storage have cost so far.
 func SetObjectStoreSource(f func() (bytes, requests int64)) { objectStoreSource.Store(&f) }
+
+// ColumnCacheFigures are what the cachedb_column_cache_* metrics report.
+type ColumnCacheFigures struct {
+	Bytes, Hits, Misses, Evictions int64
+}
+
+var columnCacheSource atomic.Pointer[func() ColumnCacheFigures]
+
+func columnCacheTotals() ColumnCacheFigures {
+	if f := columnCacheSource.Load(); f != nil {
+		return (*f)()
+	}
+	return ColumnCacheFigures{}
+}
+
+// SetColumnCacheSource makes the cachedb_column_cache_* metrics read f at each scrape.
+func SetColumnCacheSource(f func() ColumnCacheFigures) { columnCacheSource.Store(&f) }
 
 // SetBuildInfo sets cachedb_build_info's labels; call it once at start.
 func SetBuildInfo(version, commit string) {
