@@ -47,28 +47,11 @@ func selectedRows(bitmap []byte, offset, n int, sel []int32) []int32 {
 // takeBatchRows returns a batch with the rows idx of batch (same schema), in idx's order; a
 // batch without columns keeps only its row count. Every index must be in range.
 func takeBatchRows(ctx context.Context, tc *TaskContext, batch arrow.RecordBatch, idx []int32) (arrow.RecordBatch, error) {
-	cols := make([]arrow.Array, batch.NumCols())
-	defer releaseArrays(cols)
-	var indices arrow.Array // built on first use by a column without a typed gather
-	defer func() {
-		if indices != nil {
-			indices.Release()
-		}
-	}()
-	for i, c := range batch.Columns() {
-		if t := takeTyped(tc.Alloc, c, idx); t != nil {
-			cols[i] = t
-			continue
-		}
-		if indices == nil {
-			indices = newIndexArray(tc, idx)
-		}
-		t, err := takeWith(ctx, tc, c, indices)
-		if err != nil {
-			return nil, err
-		}
-		cols[i] = t
+	cols, err := takeColumns(ctx, tc, batch.Columns(), idx)
+	if err != nil {
+		return nil, err
 	}
+	defer releaseArrays(cols)
 	return array.NewRecordBatch(batch.Schema(), cols, int64(len(idx))), nil
 }
 

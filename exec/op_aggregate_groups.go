@@ -7,7 +7,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/util"
 )
@@ -217,19 +216,13 @@ func (t *aggGroupTable) newGroup(row int) uint32 {
 
 // keepNewKeys copies the key values of the groups the current batch created.
 func (t *aggGroupTable) keepNewKeys(ctx context.Context, mem memory.Allocator, keys []arrow.Array) error {
-	b := array.NewInt32Builder(mem)
-	b.AppendValues(t.newRow, nil)
-	indices := b.NewArray()
-	b.Release()
-	defer indices.Release()
-	cctx := compute.WithAllocator(ctx, mem)
-	for c, key := range keys {
-		taken, err := compute.TakeArray(cctx, key, indices)
-		if err != nil {
-			return err
-		}
-		t.chunks[c] = append(t.chunks[c], taken)
-		t.keyBytes += util.TotalArraySize(taken)
+	taken, err := takeColumns(ctx, &TaskContext{Alloc: mem}, keys, t.newRow)
+	if err != nil {
+		return err
+	}
+	for c, col := range taken {
+		t.chunks[c] = append(t.chunks[c], col)
+		t.keyBytes += util.TotalArraySize(col)
 	}
 	return nil
 }

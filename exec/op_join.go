@@ -116,15 +116,27 @@ func concatBatches(tc *TaskContext, schema *arrow.Schema, batches []arrow.Record
 	return array.NewRecordBatch(schema, cols, rows), nil
 }
 
-// takeColumns gathers the rows idx of every column into new arrays (nil for no columns).
+// takeColumns gathers the rows idx of every column into new arrays (nil for no columns): with a
+// typed loop where the column's layout has one, else through compute.Take.
 func takeColumns(ctx context.Context, tc *TaskContext, cols []arrow.Array, idx []int32) ([]arrow.Array, error) {
 	if len(cols) == 0 {
 		return nil, nil
 	}
-	indices := newIndexArray(tc, idx)
-	defer indices.Release()
+	var indices arrow.Array // built on first use by a column without a typed gather
+	defer func() {
+		if indices != nil {
+			indices.Release()
+		}
+	}()
 	out := make([]arrow.Array, 0, len(cols))
 	for _, c := range cols {
+		if t := takeTyped(tc.Alloc, c, idx); t != nil {
+			out = append(out, t)
+			continue
+		}
+		if indices == nil {
+			indices = newIndexArray(tc, idx)
+		}
 		t, err := takeWith(ctx, tc, c, indices)
 		if err != nil {
 			releaseAll(out)

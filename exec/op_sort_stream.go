@@ -9,7 +9,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/util"
 	"golang.org/x/sync/errgroup"
 
@@ -387,22 +386,10 @@ func sortConcat(tc *TaskContext, batches []arrow.RecordBatch) (arrow.RecordBatch
 // sortTake gathers rows idx of the first schema.NumFields() columns of src into a batch of
 // schema.
 func sortTake(ctx context.Context, tc *TaskContext, src arrow.RecordBatch, schema *arrow.Schema, idx []int32) (arrow.RecordBatch, error) {
-	b := array.NewInt32Builder(tc.Alloc)
-	b.AppendValues(idx, nil)
-	indices := b.NewArray()
-	b.Release()
-	defer indices.Release()
-	cctx := compute.WithAllocator(ctx, tc.Alloc)
-	cols := make([]arrow.Array, 0, schema.NumFields())
-	for c := 0; c < schema.NumFields(); c++ {
-		col, err := compute.TakeArray(cctx, src.Column(c), indices)
-		if err != nil {
-			aggReleaseArrays(cols)
-			return nil, fmt.Errorf("gathering sorted rows: %w", err)
-		}
-		cols = append(cols, col)
+	cols, err := takeColumns(ctx, tc, src.Columns()[:schema.NumFields()], idx)
+	if err != nil {
+		return nil, fmt.Errorf("gathering sorted rows: %w", err)
 	}
-	out := array.NewRecordBatch(schema, cols, int64(len(idx)))
-	aggReleaseArrays(cols)
-	return out, nil
+	defer releaseArrays(cols)
+	return array.NewRecordBatch(schema, cols, int64(len(idx))), nil
 }
