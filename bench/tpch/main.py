@@ -79,14 +79,31 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def settle(pids: list[int], window: float = 1.0, timeout: float = 60.0) -> float:
+    """Waits until the processes together used at most one clock tick of CPU over a window of
+    seconds (garbage collected, memory returned), at most timeout seconds; returns the seconds
+    waited."""
+    tick = 1 / os.sysconf("SC_CLK_TCK")
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        before = sum(process_cpu_seconds(p) for p in pids)
+        time.sleep(window)
+        if sum(process_cpu_seconds(p) for p in pids) - before <= tick:
+            break
+    return time.monotonic() - start
+
+
 class Timed:
     """One system's runs of one query: its first answer, its times and CPU times (cpu reads the
     CPU seconds its process has used so far), or the error that stopped it (it is not run again
-    after one)."""
+    after one). A server's run also waits for its process to go idle after the answer (wait_idle),
+    so that what it does in the background afterwards (collecting the query's garbage) counts in
+    its CPU time and does not slow the next system's run."""
 
-    def __init__(self, fn, cpu):
+    def __init__(self, fn, cpu, wait_idle=None):
         self.fn = fn
         self.cpu = cpu
+        self.wait_idle = wait_idle
         self.answer = None
         self.times: list[float] = []
         self.cpu_times: list[float] = []
@@ -98,7 +115,10 @@ class Timed:
         try:
             c0, t0 = self.cpu(), time.perf_counter()
             result = self.fn()
-            elapsed, cpu = time.perf_counter() - t0, self.cpu() - c0
+            elapsed = time.perf_counter() - t0
+            if self.wait_idle is not None:
+                self.wait_idle()
+            cpu = self.cpu() - c0
         except Exception as e:  # noqa: BLE001 - every failure is a row of the table
             self.error = e
             return
@@ -248,14 +268,18 @@ def main() -> int:
                     for table, b in footprint.dataset_bytes(conns[name]).items():
                         if table in sizes:
                             sizes[table]["arrow_bytes"] = b
+            waited = settle([s.proc.pid for s in servers.values()])
+            print(f"servers idle after {waited:.0f} s", flush=True)
             for q, sql in qs.items():
                 systems = {"duckdb": Timed(lambda sql=sql: duck.execute(sql).to_arrow_table(), own_cpu_seconds),
                            "datafusion": Timed(lambda sql=sql: fusion.sql(data.datafusion_text(sql)).to_arrow_table(),
                                                own_cpu_seconds)}
                 for name, conn in conns.items():
                     if servers[name].proc.poll() is None:
+                        pid = servers[name].proc.pid
                         systems[name] = Timed(lambda conn=conn, sql=sql: run_cachedb(conn, sql),
-                                              lambda pid=servers[name].proc.pid: process_cpu_seconds(pid))
+                                              lambda pid=pid: process_cpu_seconds(pid),
+                                              lambda pid=pid: settle([pid], window=0.1, timeout=3.0))
                 measure_interleaved(systems, args.runs, args.warmup)
                 ddb = systems["duckdb"]
                 want[q] = (first_line(ddb.error) if ddb.error is not None else
