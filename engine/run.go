@@ -344,7 +344,8 @@ func (e *Engine) createTable(ctx context.Context, s *planner.CreateTable, params
 			return nil, err
 		}
 	}
-	schema, batches, err := e.runToBatches(ctx, s.AsSelect, params, false)
+	// The memory table keeps the rows: caches of the sources need not.
+	schema, batches, err := e.runToBatches(catalog.WithReadOnce(ctx), s.AsSelect, params, false)
 	if err != nil {
 		return nil, err
 	}

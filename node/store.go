@@ -41,7 +41,8 @@ func (rt *Runtime) Materialize(ctx context.Context, req cluster.MaterializeReque
 		return cluster.PartitionStats{}, err
 	}
 	defer end()
-	schema, batches, err := rt.makeBatches(ctx, req)
+	// The partition keeps the rows: caches of the source need not.
+	schema, batches, err := rt.makeBatches(catalog.WithReadOnce(ctx), req)
 	if err != nil {
 		return cluster.PartitionStats{}, err
 	}

@@ -196,3 +196,41 @@ func consumerBytes(p *mempool.Pool, name string) int64 {
 	}
 	return 0
 }
+
+// TestColumnCacheLeavesReadOnceReadsOut: a read marked catalog.ReadOnce (a dataset partition
+// being made, which keeps its rows) takes cached chunks but caches none of those it reads.
+func TestColumnCacheLeavesReadOnceReadsOut(t *testing.T) {
+	l := cachedLake(t)
+	cache := NewColumnCache(64<<20, nil)
+	defer cache.Close()
+	c := l.reader(Config{ColumnCache: cache})
+	scanTable(t, c, "t", catalog.ScanRequest{Columns: []int{0}})
+	held := cache.Stats()
+	tbl, err := c.Table(context.Background(), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := catalog.WithReadOnce(context.Background())
+	plan, err := tbl.Scan(ctx, catalog.ScanRequest{Columns: []int{0, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := int64(0)
+	for _, task := range plan.Tasks {
+		rdr, err := task.Open(ctx, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rdr.Next() {
+			rows += rdr.RecordBatch().NumRows()
+		}
+		if err := rdr.Err(); err != nil {
+			t.Fatal(err)
+		}
+		rdr.Release()
+	}
+	st := cache.Stats()
+	if rows != 400 || st.Chunks != held.Chunks || st.Hits-held.Hits != int64(held.Chunks) || st.Misses == held.Misses {
+		t.Errorf("read-once read of %d rows: cache %+v, before %+v; want the cached column's chunks hit and nothing added", rows, st, held)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/cachedb/cachedb/catalog"
 	"github.com/cachedb/cachedb/internal/stream"
 )
 
@@ -59,8 +60,10 @@ func (s *scanTask) openDirect(ctx context.Context, mem memory.Allocator) (array.
 	src := &directFile{task: s, ctx: ctx, mem: mem, cache: cache,
 		key: fileKey{catalog: st.table.cat.cfg.Name, path: s.task.File.FilePath(), size: s.task.File.FileSizeBytes()}}
 	if cache != nil {
-		src.mem = cache.alloc()
 		src.meta = cache.footer(src.key)
+		if src.keep = !catalog.ReadOnce(ctx); src.keep {
+			src.mem = cache.alloc()
+		}
 	}
 	if src.meta == nil {
 		if err := src.open(); err != nil {
@@ -129,6 +132,8 @@ type directFile struct {
 	ctx   context.Context
 	key   fileKey
 	cache *ColumnCache // nil: none
+	// keep says the chunks read go into the cache (not for a catalog.ReadOnce read).
+	keep  bool
 	mem   memory.Allocator
 	meta  *metadata.FileMetaData
 	props pqarrow.ArrowReadProperties
@@ -324,7 +329,7 @@ func groupSplitOffset(rg *metadata.RowGroupMetaData) int64 {
 // row group at a time, so that no batch spans two: a batch across row groups would be
 // concatenated by the reader, dictionaries unified. With a column cache, each row group's
 // columns come from the cache where it holds them and the rest from the file; a row group read
-// to its end puts the columns it read into the cache.
+// to its end puts the columns it read into the cache, unless the read is catalog.ReadOnce.
 type directReader struct {
 	task   *scanTask
 	plan   directRead
@@ -482,7 +487,7 @@ func (r *directReader) nextBatch(g *groupRead) (read []arrow.Array, rows int64, 
 			col.Retain()
 			read[i] = col
 		}
-		if r.src.cache != nil {
+		if r.src.keep {
 			read[i].Retain()
 			g.fresh[j] = append(g.fresh[j], read[i])
 		}
@@ -515,7 +520,7 @@ func (r *directReader) cachedBatches(g *groupRead) int {
 
 // finishGroup puts the leaves read to the group's end into the cache and lets the group go.
 func (r *directReader) finishGroup(g *groupRead) {
-	if r.src.cache != nil {
+	if r.src.keep {
 		for j, i := range g.missing {
 			r.src.cache.putChunk(r.chunkKey(g.group, i), g.fresh[j])
 		}
