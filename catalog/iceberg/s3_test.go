@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,5 +74,49 @@ func TestS3Warehouse(t *testing.T) {
 	if errs.CategoryOf(err) != errs.NotFound || !strings.Contains(err.Error(), "s3://lake/nowhere/v1.metadata.json") ||
 		strings.Contains(err.Error(), srv.SecretKey) {
 		t.Errorf("missing S3 metadata: %v, want NotFound naming the location", err)
+	}
+}
+
+// TestS3ColumnCacheSparesTheObjectStore: with a column cache, reading the same columns of an
+// S3 table again fetches nothing from the object store, and reading more fetches only what
+// the cache lacks.
+func TestS3ColumnCacheSparesTheObjectStore(t *testing.T) {
+	ctx := context.Background()
+	srv := minio.Start(t)
+	srv.CreateBucket(t, "lake")
+	st := storage.Config{Endpoint: srv.Endpoint, Region: minio.Region, AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}
+	storage.Register()
+	l := newLakeAt(t, "lake", "s3://lake/warehouse", iceberg.Properties(st.Properties()))
+	tbl := l.create("default", "remote", eventsSchema())
+	tbl = appendJSON(t, tbl, eventRows())
+	appendJSON(t, tbl, `[{"id":100,"region":"eu","ts":"2024-02-01 00:00:00","amount":"1.00"}]`)
+	cache := NewColumnCache(64<<20, nil)
+	defer cache.Close()
+	got, err := l.reader(Config{Storage: st, ColumnCache: cache}).Table(ctx, "remote")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetched := func(res scanResult) (bytes, reqs int64) {
+		t.Helper()
+		if _, err := fmt.Sscanf(res.plan.Fetched(), "bytes_fetched=%d requests=%d", &bytes, &reqs); err != nil {
+			t.Fatalf("Fetched %q: %v", res.plan.Fetched(), err)
+		}
+		return bytes, reqs
+	}
+	two := catalog.ScanRequest{Columns: []int{0, 1}}
+	first := scan(t, got, two)
+	if b, r := fetched(first); b <= 0 || r < 2 {
+		t.Fatalf("first read fetched %d bytes in %d requests; want the files read", b, r)
+	}
+	again := scan(t, got, two)
+	if b, r := fetched(again); b != 0 || r != 0 || !slices.Equal(again.rows, first.rows) {
+		t.Errorf("cached read fetched %d bytes in %d requests (rows equal: %t); want none and the same rows", b, r, slices.Equal(again.rows, first.rows))
+	}
+	more := scan(t, got, catalog.ScanRequest{Columns: []int{0, 1, 3}})
+	all := scanTable(t, l.reader(Config{Storage: st}), "remote", catalog.ScanRequest{Columns: []int{0, 1, 3}})
+	mb, _ := fetched(more)
+	ab, _ := fetched(all)
+	if mb <= 0 || mb >= ab || !slices.Equal(more.rows, all.rows) {
+		t.Errorf("one more column fetched %d bytes, all three without a cache %d (rows equal: %t); want fewer, and the same rows", mb, ab, slices.Equal(more.rows, all.rows))
 	}
 }
