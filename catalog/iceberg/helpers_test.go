@@ -150,7 +150,11 @@ func scan(t testing.TB, tbl catalog.Table, req catalog.ScanRequest) scanResult {
 
 // tryScan plans and reads every task with a checked allocator and fails the test on leaks.
 func tryScan(tbl catalog.Table, req catalog.ScanRequest) (scanResult, error) {
-	ctx := context.Background()
+	return tryScanCtx(context.Background(), tbl, req)
+}
+
+// tryScanCtx is tryScan under ctx.
+func tryScanCtx(ctx context.Context, tbl catalog.Table, req catalog.ScanRequest) (scanResult, error) {
 	plan, err := tbl.Scan(ctx, req)
 	if err != nil {
 		return scanResult{}, err

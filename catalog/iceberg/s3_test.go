@@ -16,10 +16,10 @@ import (
 	"github.com/cachedb/cachedb/internal/testutil/minio"
 )
 
-// TestS3Warehouse reads tables whose metadata and data live in S3 (MinIO), through the
-// storage package's IO, with s3a:// spellings as Hadoop-era writers leave them.
-func TestS3Warehouse(t *testing.T) {
-	ctx := context.Background()
+// s3EventsLake starts MinIO and writes table "remote" there: eventRows in one snapshot, one
+// more row in a second (two data files).
+func s3EventsLake(t *testing.T) (*minio.Server, *lake, storage.Config) {
+	t.Helper()
 	srv := minio.Start(t)
 	srv.CreateBucket(t, "lake")
 	st := storage.Config{Endpoint: srv.Endpoint, Region: minio.Region, AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}
@@ -28,7 +28,14 @@ func TestS3Warehouse(t *testing.T) {
 	tbl := l.create("default", "remote", eventsSchema())
 	tbl = appendJSON(t, tbl, eventRows())
 	appendJSON(t, tbl, `[{"id":100,"region":"eu","ts":"2024-02-01 00:00:00","amount":"1.00"}]`)
+	return srv, l, st
+}
 
+// TestS3Warehouse reads tables whose metadata and data live in S3 (MinIO), through the
+// storage package's IO, with s3a:// spellings as Hadoop-era writers leave them.
+func TestS3Warehouse(t *testing.T) {
+	ctx := context.Background()
+	srv, l, st := s3EventsLake(t)
 	c := l.reader(Config{Storage: st})
 	got, err := c.Table(ctx, "remote")
 	if err != nil {
@@ -82,14 +89,7 @@ func TestS3Warehouse(t *testing.T) {
 // the cache lacks.
 func TestS3ColumnCacheSparesTheObjectStore(t *testing.T) {
 	ctx := context.Background()
-	srv := minio.Start(t)
-	srv.CreateBucket(t, "lake")
-	st := storage.Config{Endpoint: srv.Endpoint, Region: minio.Region, AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}
-	storage.Register()
-	l := newLakeAt(t, "lake", "s3://lake/warehouse", iceberg.Properties(st.Properties()))
-	tbl := l.create("default", "remote", eventsSchema())
-	tbl = appendJSON(t, tbl, eventRows())
-	appendJSON(t, tbl, `[{"id":100,"region":"eu","ts":"2024-02-01 00:00:00","amount":"1.00"}]`)
+	_, l, st := s3EventsLake(t)
 	cache := NewColumnCache(64<<20, nil)
 	defer cache.Close()
 	got, err := l.reader(Config{Storage: st, ColumnCache: cache}).Table(ctx, "remote")
