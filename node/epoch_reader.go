@@ -288,11 +288,15 @@ func (r *epochReader) next() (arrow.RecordBatch, error) {
 // gathering fails (its error is what it returns) or close stops it. It alone uses the reader's
 // gathering state (runs, windows, opened partitions and the task context) until it ends.
 //
-// The first part is one batch (target rows) and each next one twice the one before, up to part
-// rows: the first batch leaves soon after the read begins, and a short read costs no more than
-// its rows.
+// The first part is one of the reader's batches (target rows without a batch size) and each
+// next one twice the one before, up to part rows: the first batch leaves soon after the read
+// begins (a client merging every node's stream waits for each node's first one), and a short
+// read costs no more than its rows.
 func (r *epochReader) produce() error {
 	size := min(r.target, r.part)
+	if b := int64(r.slice.Request.Reader.BatchSize); b > 0 {
+		size = min(b, size)
+	}
 	for {
 		r.cutRuns(size)
 		if len(r.runs) == 0 {

@@ -141,9 +141,15 @@ func testEpochReaderKeepsRowsWhole(t *testing.T, onDisk bool) {
 								if err != nil {
 									t.Fatal(err)
 								}
-								read, offGrid := int64(0), 0
+								read, offGrid, firstRows := int64(0), 0, int64(-1)
 								for r.Next() {
 									rb := r.RecordBatch()
+									if firstRows < 0 {
+										firstRows = rb.NumRows()
+									}
+									if rb.NumRows() > target {
+										t.Fatalf("rank %d worker %d: a record batch of %d rows, more than %d", rank, worker, rb.NumRows(), target)
+									}
 									if read += rb.NumRows(); read%int64(batch) != 0 {
 										offGrid++
 									}
@@ -167,6 +173,10 @@ func testEpochReaderKeepsRowsWhole(t *testing.T, onDisk bool) {
 								// Record batches end at the reader's batch ends (but for the last).
 								if offGrid > 1 {
 									t.Fatalf("rank %d worker %d: %d record batches end inside a batch of %d rows", rank, worker, offGrid, batch)
+								}
+								// The first is one batch, so that it leaves soon.
+								if read > 0 && firstRows != min(read, int64(batch)) {
+									t.Fatalf("rank %d worker %d: the first record batch has %d rows, want one batch of %d", rank, worker, firstRows, batch)
 								}
 							}
 						}
