@@ -588,8 +588,8 @@ class CacheDataset(IterableDataset):
             n = unit.num_rows
             if whole and all(c.null_count == 0 for c in unit.columns):
                 tensors = self.from_arrow_rb_to_tensor(unit)
-                for at in range(0, n, rows):
-                    yield _Converted(_slice_rows(tensors, at, at + rows), min(rows, n - at))
+                for at, batch in zip(range(0, n, rows), _split_rows(tensors, n, rows)):
+                    yield _Converted(batch, min(rows, n - at))
                 continue
             for at in range(0, n, rows):
                 yield unit.slice(at, rows)
@@ -678,6 +678,16 @@ def _slice_rows(batch: Any, start: int, stop: int) -> Any:
     if isinstance(batch, (torch.Tensor, list)):
         return batch[start:stop]
     return batch
+
+
+def _split_rows(batch: Any, n: int, rows: int) -> List[Any]:
+    """A converted batch of n rows cut into batches of rows rows (the last may be shorter), as
+    _slice_rows cuts it; a dict of tensors is cut with one split per tensor rather than one
+    slice per tensor and batch (a unit is tens of batches)."""
+    if isinstance(batch, dict) and all(isinstance(v, torch.Tensor) and len(v) == n for v in batch.values()):
+        columns = [v.split(rows) for v in batch.values()]
+        return [dict(zip(batch.keys(), parts)) for parts in zip(*columns)] if columns else [{} for _ in range(0, n, rows)]
+    return [_slice_rows(batch, at, at + rows) for at in range(0, n, rows)]
 
 
 def _converts_by_default(dataset: Any) -> bool:
