@@ -163,7 +163,8 @@ var dashboardFamilies = []string{
 	"cachedb_served_bytes_total", "cachedb_shuffle_fetched_bytes_total", "cachedb_nodes",
 	"cachedb_node_events_total", "cachedb_dataset_bytes", "cachedb_dataset_loads_total",
 	"cachedb_build_info", "process_resident_memory_bytes", "cachedb_object_store_read_bytes_total",
-	"cachedb_object_store_requests_total", "cachedb_first_batch_seconds",
+	"cachedb_object_store_requests_total", "cachedb_first_batch_seconds", "cachedb_column_cache_bytes",
+	"cachedb_column_cache_hits_total", "cachedb_column_cache_misses_total",
 }
 
 // family is the metric family a selected series belongs to: a histogram's _bucket, _sum and
