@@ -109,14 +109,15 @@ func (p *Pool) AddEvictor(evict Reclaimer) (remove func()) {
 	}
 }
 
-// free asks the evictors, then the reclaimer, for need bytes, until they have freed them.
-func (p *Pool) free(need int64) {
+// free asks the evictors, then (unless evictOnly) the reclaimer, for need bytes, until they
+// have freed them.
+func (p *Pool) free(need int64, evictOnly bool) {
 	p.reclaimMu.Lock()
 	asked := make([]Reclaimer, 0, len(p.evictors)+1)
 	for e := range p.evictors {
 		asked = append(asked, *e)
 	}
-	if p.reclaim != nil {
+	if p.reclaim != nil && !evictOnly {
 		asked = append(asked, p.reclaim)
 	}
 	p.reclaimMu.Unlock()
@@ -226,8 +227,8 @@ func (r *Reservation) Consumer() Consumer { return r.consumer }
 
 // TryGrow adds n bytes to the reservation, or refuses with errs.ResourceExhausted when that
 // would pass the group's limit, the pool's limit or, for a spillable consumer, its fair share.
-// Before refusing for the pool's limit it asks the pool's evictors and Reclaimer once. A refused grow
-// changes nothing.
+// Before refusing for the pool's limit it asks the pool's evictors and Reclaimer once, and
+// before refusing for the fair share its evictors. A refused grow changes nothing.
 func (r *Reservation) TryGrow(n int64) error {
 	if n <= 0 {
 		return nil
@@ -243,15 +244,22 @@ func (r *Reservation) TryGrow(n int64) error {
 		p.mu.Unlock()
 		return nil
 	}
-	short := p.reserved + n - p.limit
-	if byGroup || short <= 0 {
-		// The group's limit or the fair share refused it: freeing other holders does not help.
+	if byGroup {
+		// The group's limit refused it: freeing other holders does not help.
 		p.refusals++
 		p.mu.Unlock()
 		return err
 	}
+	short, evictOnly := p.reserved+n-p.limit, false
+	if short <= 0 {
+		// The fair share refused it. Every unspillable byte given back raises each spiller's
+		// share by its part; caches give theirs back for free, so the evictors are asked (not
+		// the reclaimer, whose moves to disk would cost more than the spill they spare).
+		share := (p.limit - p.unspillable) / int64(p.spillers)
+		short, evictOnly = (r.size+n-share)*int64(p.spillers), true
+	}
 	p.mu.Unlock()
-	p.free(short)
+	p.free(short, evictOnly)
 	// Checked again whatever the reclaimer freed: other holders may have given memory back
 	// meanwhile (another reclaim moved what this one would have).
 	p.mu.Lock()

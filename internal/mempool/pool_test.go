@@ -215,3 +215,31 @@ func TestLimitParsing(t *testing.T) {
 		t.Error("no default limit on this machine")
 	}
 }
+
+// TestEvictorsRaiseTheFairShare: a spiller refused its fair share gets it once an evictor gives
+// back unspillable memory (a cache), without the reclaimer being asked.
+func TestEvictorsRaiseTheFairShare(t *testing.T) {
+	p := New(1000)
+	cached := p.Reserve(Consumer{Name: "cache"})
+	if err := cached.TryGrow(400); err != nil {
+		t.Fatal(err)
+	}
+	a := p.Reserve(Consumer{Name: "sort", Spillable: true})
+	b := p.Reserve(Consumer{Name: "hash join", Spillable: true}) // the other spiller: shares are halves
+	defer b.Free()
+	p.SetReclaimer(func(int64) int64 { t.Error("the reclaimer was asked for a fair share"); return 0 })
+	if err := a.TryGrow(301); errs.CategoryOf(err) != errs.ResourceExhausted {
+		t.Fatalf("301 of a share of 300 with no evictor: %v, want refused", err)
+	}
+	p.AddEvictor(func(need int64) int64 {
+		n := min(need, cached.Size())
+		cached.Shrink(n)
+		return n
+	})
+	if err := a.TryGrow(350); err != nil {
+		t.Fatalf("350 once the cache gives way: %v", err)
+	}
+	if want := int64(400 - 2*(350-300)); cached.Size() != want {
+		t.Errorf("cache holds %d, want %d: as much as the share needed", cached.Size(), want)
+	}
+}
