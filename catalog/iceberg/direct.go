@@ -462,8 +462,8 @@ func (r *directReader) nextBatch(g *groupRead) (read []arrow.Array, rows int64, 
 			if err := g.rr.Err(); err != nil {
 				return nil, 0, false, err
 			}
-			if g.cached != nil && r.cachedBatches(g) != g.next {
-				return nil, 0, false, fmt.Errorf("row group %d: the file gave %d batches, the column cache holds %d", g.group, g.next, r.cachedBatches(g))
+			if n := cachedBatches(g); n != g.next {
+				return nil, 0, false, fmt.Errorf("row group %d: the file gave %d batches, the column cache holds %d", g.group, g.next, n)
 			}
 			return nil, 0, true, nil
 		}
@@ -509,7 +509,7 @@ func (r *directReader) nextBatch(g *groupRead) (read []arrow.Array, rows int64, 
 
 // cachedBatches is how many batches the group's cached leaves hold (g.next when none is
 // cached).
-func (r *directReader) cachedBatches(g *groupRead) int {
+func cachedBatches(g *groupRead) int {
 	for _, b := range g.cached {
 		if b != nil {
 			return len(b)
