@@ -254,12 +254,13 @@ func (c *ColumnCache) evict(need int64) int64 {
 	return freed
 }
 
-// arrayBytes is the memory an array's buffers span, its children's included.
+// arrayBytes is the memory an array's buffers hold, their capacity beyond their length (a
+// Parquet reader's builders leave some) and their children's included.
 func arrayBytes(d arrow.ArrayData) int64 {
 	n := int64(0)
 	for _, b := range d.Buffers() {
 		if b != nil {
-			n += int64(b.Len())
+			n += int64(b.Cap())
 		}
 	}
 	for _, ch := range d.Children() {
