@@ -30,6 +30,9 @@ import (
 // the distinct values) and expanded into plain values in one pass (expandDictionary), where
 // iceberg-go's reader (which cannot ask for dictionaries) decodes every value through a builder.
 // Any task that does not qualify, or whose file does not, is read by iceberg-go as before.
+// Direct reads are what the column cache (column_cache.go) keeps: the batches of each row group
+// and column, cut at directBatchRows whichever columns a read asks for, so that a row group's
+// cached and freshly read columns line up batch for batch.
 
 // directBatchRows is the rows per batch of a direct read: iceberg-go's default batch size, so
 // that batches look alike whichever reader made them.
