@@ -414,7 +414,8 @@ func (e *Engine) insert(ctx context.Context, s *planner.Insert, params []scalar.
 	if !ok {
 		return nil, errs.Unsupportedf("table %q does not accept INSERT", s.Table)
 	}
-	_, batches, err := e.runToBatches(ctx, s.Source, params, true)
+	// The table keeps the rows: caches of the sources need not.
+	_, batches, err := e.runToBatches(catalog.WithReadOnce(ctx), s.Source, params, true)
 	if err != nil {
 		return nil, err
 	}
