@@ -77,6 +77,20 @@ func (c *Coalesce) Execute(ctx context.Context, partition int, tc *TaskContext) 
 // produceInto executes partition p of op and sends its non-empty batches to out until the
 // partition ends or ctx is canceled.
 func produceInto(ctx context.Context, op Operator, p int, tc *TaskContext, out chan<- arrow.RecordBatch) error {
+	return eachBatch(ctx, op, p, tc, func(b arrow.RecordBatch) error {
+		select {
+		case out <- b:
+			return nil
+		case <-ctx.Done():
+			b.Release()
+			return stream.Stopped(ctx)
+		}
+	})
+}
+
+// eachBatch executes partition p of op and hands its non-empty batches, in order, to fn, which
+// owns each; it ends at the partition's end, at a read error, or at fn's first error.
+func eachBatch(ctx context.Context, op Operator, p int, tc *TaskContext, fn func(arrow.RecordBatch) error) error {
 	rdr, err := op.Execute(ctx, p, tc)
 	if err != nil {
 		return err
@@ -87,11 +101,8 @@ func produceInto(ctx context.Context, op Operator, p int, tc *TaskContext, out c
 		if b == nil || err != nil {
 			return err
 		}
-		select {
-		case out <- b:
-		case <-ctx.Done():
-			b.Release()
-			return stream.Stopped(ctx)
+		if err := fn(b); err != nil {
+			return err
 		}
 	}
 }
@@ -153,25 +164,17 @@ func collectPartitions(ctx context.Context, input Operator, runTC *TaskContext, 
 	group, gctx := errgroup.WithContext(ctx)
 	for p := range parts {
 		safe.Go(group, where, func() error {
-			rdr, err := input.Execute(gctx, p, runTC)
-			if err != nil {
-				return err
-			}
-			defer rdr.Release()
-			for {
-				b, err := nextNonEmpty(rdr)
-				if b == nil || err != nil {
-					return err
-				}
+			return eachBatch(gctx, input, p, runTC, func(b arrow.RecordBatch) error {
 				mu.Lock()
-				err = res.TryGrow(size(b))
+				err := res.TryGrow(size(b))
 				mu.Unlock()
 				if err != nil {
 					b.Release()
 					return err
 				}
 				parts[p] = append(parts[p], b)
-			}
+				return nil
+			})
 		})
 	}
 	if err := group.Wait(); err != nil {

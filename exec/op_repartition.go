@@ -152,28 +152,17 @@ func (r *Repartition) start(ctx context.Context, tc *TaskContext) *repartitionRu
 
 // produce reads input partition p and routes its rows to the run's outputs.
 func (r *Repartition) produce(ctx context.Context, p int, tc *TaskContext, run *repartitionRun) error {
-	rdr, err := r.input.Execute(ctx, p, tc)
-	if err != nil {
-		return err
-	}
-	defer rdr.Release()
 	next := p % r.n
-	for {
-		b, err := nextNonEmpty(rdr)
-		if b == nil || err != nil {
-			return err
-		}
+	return eachBatch(ctx, r.input, p, tc, func(b arrow.RecordBatch) error {
 		if len(r.keys) == 0 || r.n == 1 {
-			err = run.send(ctx, next, b)
+			err := run.send(ctx, next, b)
 			next = (next + 1) % r.n
-		} else {
-			err = r.route(ctx, tc, b, run)
-			b.Release()
-		}
-		if err != nil {
 			return err
 		}
-	}
+		err := r.route(ctx, tc, b, run)
+		b.Release()
+		return err
+	})
 }
 
 // route splits b by key hash and sends each non-empty piece to its partition.

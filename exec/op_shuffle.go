@@ -191,28 +191,14 @@ func (s *Shuffle) Produce(ctx context.Context, tc *TaskContext, emit func(bucket
 const shuffleProducers = 4
 
 func (s *Shuffle) produce(ctx context.Context, p int, tc *TaskContext, emit func(int, arrow.RecordBatch) error) error {
-	rdr, err := s.input.Execute(ctx, p, tc)
-	if err != nil {
-		return err
-	}
-	defer rdr.Release()
-	for {
-		b, err := nextNonEmpty(rdr)
-		if b == nil || err != nil {
-			return err
-		}
+	return eachBatch(ctx, s.input, p, tc, func(b arrow.RecordBatch) error {
 		if s.n == 1 || s.broadcast {
-			if err := emit(0, b); err != nil {
-				return err
-			}
-			continue
+			return emit(0, b)
 		}
-		err = s.route(ctx, tc, b, emit)
+		err := s.route(ctx, tc, b, emit)
 		b.Release()
-		if err != nil {
-			return err
-		}
-	}
+		return err
+	})
 }
 
 // readerNodes returns the nodes that run a partition placed at s.readers, in increasing order.
