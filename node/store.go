@@ -41,8 +41,7 @@ func (rt *Runtime) Materialize(ctx context.Context, req cluster.MaterializeReque
 		return cluster.PartitionStats{}, err
 	}
 	defer end()
-	// The partition keeps the rows: caches of the source need not.
-	schema, batches, err := rt.makeBatches(catalog.WithReadOnce(ctx), req)
+	schema, batches, err := rt.makeBatches(ctx, req)
 	if err != nil {
 		return cluster.PartitionStats{}, err
 	}
@@ -102,9 +101,11 @@ func (rt *Runtime) releaseDataset(ds *memcat.Dataset) {
 }
 
 // makeBatches runs a partition's part of the query (in ctx, which the caller ends when the
-// runtime closes) and returns its rows in the schema it is held in.
+// runtime closes) and returns its rows in the schema it is held in. The partition keeps the
+// rows, made first or again after an eviction, so its reads are catalog.ReadOnce: caches of
+// the sources need not keep them too.
 func (rt *Runtime) makeBatches(ctx context.Context, req cluster.MaterializeRequest) (*arrow.Schema, []arrow.RecordBatch, error) {
-	ctx = engine.WithSession(ctx, engine.Session{Catalog: req.Catalog, Schema: req.Schema, Pins: req.Pins})
+	ctx = engine.WithSession(catalog.WithReadOnce(ctx), engine.Session{Catalog: req.Catalog, Schema: req.Schema, Pins: req.Pins})
 	var (
 		schema  *arrow.Schema
 		batches []arrow.RecordBatch
