@@ -75,3 +75,36 @@ func TestScanFiltersCombineMasks(t *testing.T) {
 		}
 	}
 }
+
+// Comparisons of fixed-width columns with constants or each other are the filters evaluated
+// over rows an earlier filter dropped rather than copied past; strings, decimals compared
+// through the general kernel and other calls are not.
+func TestCheapScanFilters(t *testing.T) {
+	k, f, s := intCol(1, "k"), intCol(2, "f"), NewColumn(0, "s", opString)
+	d := NewColumn(3, "d", &arrow.Decimal128Type{Precision: 15, Scale: 2})
+	call := func(op string, args ...Expr) Expr {
+		e, err := NewCall(op, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	for _, c := range []struct {
+		e     Expr
+		cheap bool
+	}{
+		{call(">=", k, lit(int64(10))), true},
+		{call("<", k, f), true},
+		{call("between", k, lit(int64(1)), lit(int64(5))), true},
+		{call("in", k, lit(int64(1)), lit(int64(5))), true},
+		{call("=", s, lit("x")), false},
+		{call("in", s, lit("x"), lit("y")), false},
+		{call("between", d, lit(int64(1)), lit(int64(5))), false},
+		{call("+", k, lit(int64(1))), false},
+		{call("<", call("+", k, lit(int64(1))), lit(int64(5))), false},
+	} {
+		if got := cheapFilter(c.e); got != c.cheap {
+			t.Errorf("cheapFilter(%s) = %v, want %v", c.e, got, c.cheap)
+		}
+	}
+}
