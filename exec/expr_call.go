@@ -32,6 +32,9 @@ func NewCall(name string, args []Expr) (Expr, error) {
 	if e := newCompareConst(call); e != nil {
 		return e, nil
 	}
+	if e := newBetweenConst(call); e != nil {
+		return e, nil
+	}
 	if e := newInConst(call); e != nil {
 		return e, nil
 	}

@@ -119,15 +119,18 @@ func allCheapFilters(filters []Expr) bool {
 }
 
 // cheapFilter reports whether f compares fixed-width columns with each other or with
-// constants: a comparison or IN with a constant specialized to a bit kernel, or a comparison
-// or BETWEEN of columns and literals of types compared as they are stored (decimals are
-// compared through a general kernel, which costs more than a copy of the rows).
+// constants as they are stored: a comparison, IN or BETWEEN with constants specialized to bit
+// kernels, or a comparison or BETWEEN of columns and literals, over integer, floating-point,
+// date or time columns. Decimals are not: their comparisons cost a cast or a 16-byte compare
+// per row, more than a copy of the rows they would no longer see.
 func cheapFilter(f Expr) bool {
 	switch e := f.(type) {
 	case *compareConstExpr:
-		return fixedWidthColumn(e.operand)
+		return cheapOperand(e.operand, e.cmpType)
 	case *inConstExpr:
-		return fixedWidthColumn(e.operand)
+		return cheapOperand(e.operand, e.cmpType)
+	case *betweenConstExpr:
+		return cheapOperand(e.lo.operand, e.lo.cmpType)
 	case *callExpr:
 		switch e.name {
 		case "=", "<>", "!=", "<", "<=", ">", ">=", "between":
@@ -137,7 +140,7 @@ func cheapFilter(f Expr) bool {
 		columns := 0
 		for _, a := range e.args {
 			switch {
-			case fixedWidthColumn(a) && !isDecimalType(a.DataType()):
+			case cheapOperand(a, a.DataType()):
 				columns++
 			case isLiteral(a):
 			default:
@@ -147,6 +150,12 @@ func cheapFilter(f Expr) bool {
 		return columns > 0
 	}
 	return false
+}
+
+// cheapOperand reports whether e is a fixed-width column, not decimal, of type cmp (compared
+// without a cast).
+func cheapOperand(e Expr, cmp arrow.DataType) bool {
+	return fixedWidthColumn(e) && !isDecimalType(e.DataType()) && arrow.TypeEqual(e.DataType(), cmp)
 }
 
 // fixedWidthColumn reports whether e is a column of a fixed-width type.

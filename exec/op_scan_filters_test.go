@@ -77,11 +77,12 @@ func TestScanFiltersCombineMasks(t *testing.T) {
 }
 
 // Comparisons of fixed-width columns with constants or each other are the filters evaluated
-// over rows an earlier filter dropped rather than copied past; strings, decimals compared
-// through the general kernel and other calls are not.
+// over rows an earlier filter dropped rather than copied past; strings, decimals, columns cast
+// to be compared and other calls are not.
 func TestCheapScanFilters(t *testing.T) {
 	k, f, s := intCol(1, "k"), intCol(2, "f"), NewColumn(0, "s", opString)
 	d := NewColumn(3, "d", &arrow.Decimal128Type{Precision: 15, Scale: 2})
+	d2 := NewColumn(4, "d2", &arrow.Decimal128Type{Precision: 15, Scale: 2})
 	call := func(op string, args ...Expr) Expr {
 		e, err := NewCall(op, args)
 		if err != nil {
@@ -100,6 +101,8 @@ func TestCheapScanFilters(t *testing.T) {
 		{call("=", s, lit("x")), false},
 		{call("in", s, lit("x"), lit("y")), false},
 		{call("between", d, lit(int64(1)), lit(int64(5))), false},
+		{call(">=", k, lit(2.5)), false}, // compared as DOUBLE: a cast of every row
+		{call("<", d, d2), false},
 		{call("+", k, lit(int64(1))), false},
 		{call("<", call("+", k, lit(int64(1))), lit(int64(5))), false},
 	} {
