@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"context"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -52,12 +51,7 @@ func TestBetweenConstMatchesGeneral(t *testing.T) {
 				if !ok {
 					t.Fatalf("%s: NewCall(%s) is %T, want the specialized BETWEEN", c.name, e, e)
 				}
-				checkNullCount(t, mem, spec, batch)
-				got, errGot := evalRender(t, mem, spec, batch)
-				want, errWant := evalRender(t, mem, spec.general, batch)
-				if (errGot != nil) != (errWant != nil) || got != want {
-					t.Errorf("%s %s: got %s (%v), general kernel gives %s (%v)", c.name, e, got, errGot, want, errWant)
-				}
+				checkSpecialized(t, mem, c.name, spec, spec.general, batch)
 			}
 			batch.Release()
 		}
@@ -89,27 +83,5 @@ func TestBetweenConstShapes(t *testing.T) {
 		if _, ok := e.(*betweenConstExpr); ok {
 			t.Errorf("%s was specialized", e)
 		}
-	}
-}
-
-// checkNullCount evaluates e over batch and checks that the result counts its NULLs as it
-// holds them (what a filter asks of a mask first).
-func checkNullCount(t *testing.T, mem memory.Allocator, e Expr, batch arrow.RecordBatch) {
-	t.Helper()
-	tc := &TaskContext{Alloc: mem, BatchSize: 1024, Cache: NewQueryCache()}
-	defer tc.Cache.Release()
-	a, err := e.Eval(context.Background(), tc, batch)
-	if err != nil {
-		return
-	}
-	defer a.Release()
-	nulls := 0
-	for i := range a.Len() {
-		if a.IsNull(i) {
-			nulls++
-		}
-	}
-	if got := a.NullN(); got != nulls {
-		t.Errorf("%s: NullN() = %d, holds %d NULLs", e, got, nulls)
 	}
 }

@@ -76,11 +76,7 @@ func checkCompareConst(t *testing.T, mem memory.Allocator, name string, args []E
 	if !ok {
 		t.Fatalf("%s: NewCall(%s) is %T, want the constant comparison", name, e, e)
 	}
-	got, errGot := evalRender(t, mem, spec, batch)
-	want, errWant := evalRender(t, mem, spec.general, batch)
-	if (errGot != nil) != (errWant != nil) || got != want {
-		t.Errorf("%s %s: got %s (%v), general kernel gives %s (%v)", name, e, got, errGot, want, errWant)
-	}
+	checkSpecialized(t, mem, name, spec, spec.general, batch)
 }
 
 // NaN is below every number for the comparison kernels (cmp.Compare); the bit kernels agree.

@@ -66,11 +66,7 @@ func TestInConstMatchesGeneral(t *testing.T) {
 				if !ok {
 					t.Fatalf("%s: NewCall(%s) is %T, want the hash set IN", c.name, e, e)
 				}
-				got, errGot := evalRender(t, mem, spec, batch)
-				want, errWant := evalRender(t, mem, spec.general, batch)
-				if (errGot != nil) != (errWant != nil) || got != want {
-					t.Errorf("%s %s: got %s (%v), general kernel gives %s (%v)", c.name, e, got, errGot, want, errWant)
-				}
+				checkSpecialized(t, mem, c.name, spec, spec.general, batch)
 			}
 			batch.Release()
 		}

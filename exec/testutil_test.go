@@ -252,3 +252,38 @@ func batchOfNoT(schema *arrow.Schema) arrow.RecordBatch {
 	}
 	return b.NewRecordBatch()
 }
+
+// checkSpecialized evaluates an expression specialized from a call and the call itself (general)
+// over batch: both give the same rows (or both an error), and the specialized result counts its
+// NULLs as it holds them.
+func checkSpecialized(t *testing.T, mem memory.Allocator, name string, spec, general Expr, batch arrow.RecordBatch) {
+	t.Helper()
+	checkNullCount(t, mem, spec, batch)
+	got, errGot := evalRender(t, mem, spec, batch)
+	want, errWant := evalRender(t, mem, general, batch)
+	if (errGot != nil) != (errWant != nil) || got != want {
+		t.Errorf("%s %s: got %s (%v), general kernel gives %s (%v)", name, spec, got, errGot, want, errWant)
+	}
+}
+
+// checkNullCount evaluates e over batch and checks that the result counts its NULLs as it
+// holds them (what a filter asks of a mask first).
+func checkNullCount(t *testing.T, mem memory.Allocator, e Expr, batch arrow.RecordBatch) {
+	t.Helper()
+	tc := &TaskContext{Alloc: mem, BatchSize: 1024, Cache: NewQueryCache()}
+	defer tc.Cache.Release()
+	a, err := e.Eval(context.Background(), tc, batch)
+	if err != nil {
+		return
+	}
+	defer a.Release()
+	nulls := 0
+	for i := range a.Len() {
+		if a.IsNull(i) {
+			nulls++
+		}
+	}
+	if got := a.NullN(); got != nulls {
+		t.Errorf("%s: NullN() = %d, holds %d NULLs", e, got, nulls)
+	}
+}
