@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"encoding/binary"
 	"strings"
 	"sync"
 
@@ -24,11 +25,16 @@ type inConstExpr struct {
 	operand Expr
 	cmpType arrow.DataType
 
-	once    sync.Once
-	set     map[int64]struct{}  // the non-NULL constants, as int64 (date32 and timestamp widened)
-	strs    map[string]struct{} // the non-NULL constants when they compare as strings
-	sawNull bool                // some constant is NULL
-	ok      bool                // the set was built; otherwise evaluate general
+	once sync.Once
+	set  map[int64]struct{}  // the non-NULL constants, as int64 (date32 and timestamp widened)
+	strs map[string]struct{} // the non-NULL constants when they compare as strings
+	// byLen holds the string constants by length when they are few (smallStringSet): a row
+	// is then compared with those of its length instead of hashed. words holds them as
+	// little-endian words when moreover none is longer than 8 bytes.
+	byLen   [][]string
+	words   []shortString
+	sawNull bool // some constant is NULL
+	ok      bool // the set was built; otherwise evaluate general
 }
 
 // newInConst returns the specialized form of an "in" call whose list is all literals and whose
@@ -97,7 +103,51 @@ func (e *inConstExpr) build(ctx context.Context, tc *TaskContext) {
 		v.Release()
 	}
 	e.set, e.ok = set, true
+	if e.strs != nil && len(e.strs) <= smallStringSet {
+		for c := range e.strs {
+			for len(e.byLen) <= len(c) {
+				e.byLen = append(e.byLen, nil)
+			}
+			e.byLen[len(c)] = append(e.byLen[len(c)], c)
+		}
+		if len(e.byLen) <= 8 {
+			for c := range e.strs {
+				b := []byte(c)
+				e.words = append(e.words, shortString{word: wordOf(b, 0, int32(len(b))), n: int32(len(b))})
+			}
+		}
+	}
 }
+
+// shortString is a string of at most 8 bytes as a little-endian word (zero-padded) and its length.
+type shortString struct {
+	word uint64
+	n    int32
+}
+
+// wordOf returns b (at most 8 bytes, at data[lo:hi]) as a little-endian zero-padded word.
+func wordOf(data []byte, lo, hi int32) uint64 {
+	if int(lo)+8 <= len(data) {
+		return binary.LittleEndian.Uint64(data[lo:]) & (1<<(8*uint(hi-lo)) - 1)
+	}
+	var w uint64
+	for k := lo; k < hi; k++ {
+		w |= uint64(data[k]) << (8 * uint(k-lo))
+	}
+	return w
+}
+
+// oneIf is 1 when b holds, else 0 (a set instruction, not a branch).
+func oneIf(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// smallStringSet is the most string constants an IN compares rows with one by one (of the row's
+// length only) rather than hashing each row: TPC-H's lists are of two to eight.
+const smallStringSet = 8
 
 // int64OfScalar returns the value of a valid scalar of type t (int64, date32 or timestamp) as an
 // int64; ok is false for any other scalar.
@@ -172,9 +222,50 @@ func (e *inConstExpr) inStrings(tc *TaskContext, x *array.String) arrow.Array {
 	values.Resize(int(bitutil.BytesForBits(int64(n))))
 	bits := values.Bytes()
 	clear(bits)
-	for i := range n {
-		if _, found := e.strs[x.Value(i)]; found {
-			bitutil.SetBit(bits, i)
+	if e.words != nil {
+		// Each row of at most 8 bytes as a word, compared with every constant's (no branch
+		// on which matches: the matches of one list come in no order).
+		offsets := x.ValueOffsets()
+		var data []byte
+		if b := x.Data().Buffers()[2]; b != nil {
+			data = b.Bytes()
+		}
+		for i := range n {
+			lo, hi := offsets[i], offsets[i+1]
+			if hi-lo > 8 {
+				continue
+			}
+			w, l := wordOf(data, lo, hi), hi-lo
+			hit := byte(0)
+			for _, c := range e.words {
+				hit |= oneIf(c.word == w) & oneIf(c.n == l)
+			}
+			bits[i>>3] |= hit << (i & 7)
+		}
+	} else if e.byLen != nil {
+		// Offsets of the rows into the whole values buffer (ValueBytes starts at the first row's).
+		offsets := x.ValueOffsets()
+		var data []byte
+		if b := x.Data().Buffers()[2]; b != nil {
+			data = b.Bytes()
+		}
+		for i := range n {
+			lo, hi := offsets[i], offsets[i+1]
+			if int(hi-lo) >= len(e.byLen) {
+				continue
+			}
+			for _, c := range e.byLen[hi-lo] {
+				if string(data[lo:hi]) == c {
+					bitutil.SetBit(bits, i)
+					break
+				}
+			}
+		}
+	} else {
+		for i := range n {
+			if _, found := e.strs[x.Value(i)]; found {
+				bitutil.SetBit(bits, i)
+			}
 		}
 	}
 	var validity *memory.Buffer

@@ -45,6 +45,15 @@ func TestInConstMatchesGeneral(t *testing.T) {
 			{lit("AIR"), lit("AIR REG"), lit("")},
 			{lit("mail"), null},
 		}},
+		// Rows compared as words (every constant at most 8 bytes), by length (a longer one),
+		// hashed (more than smallStringSet constants); a NUL byte is part of the value.
+		{"string (words, lengths, hashes)", str, `["DELIVER IN PERSON", "A", "A\u0000", "12345678", "123456789", "", null, "NONE", "COLLECT COD", "A"]`, [][]Expr{
+			{lit("A"), lit("12345678")},
+			{lit("A\x00"), lit("")},
+			{lit("DELIVER IN PERSON"), lit("A")},
+			{lit("123456789"), lit("NONE"), lit("A\x00")},
+			{lit("a"), lit("b"), lit("c"), lit("d"), lit("e"), lit("f"), lit("g"), lit("A"), lit("COLLECT COD")},
+		}},
 		{"timestamp", ts, `["2020-01-02 00:00:00", null, "2020-01-02 00:00:01", "2019-01-01 10:00:00"]`, [][]Expr{
 			{lit("2020-01-02 00:00:01"), lit("2019-01-01 10:00:00")},
 			{lit("2030-01-01 00:00:00"), null},
