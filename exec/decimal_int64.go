@@ -49,25 +49,28 @@ func int64Decimals(a arrow.Array) ([]decimal128.Num, bool) {
 	return v, true
 }
 
-// int64DecimalsBound is int64Decimals with the largest magnitude of the values (NULL slots
-// included): a kernel that proves from the bounds of its operands that no result of the batch
-// leaves int64 runs its loop without a check per row.
-func int64DecimalsBound(a arrow.Array) ([]decimal128.Num, uint64, bool) {
+// decimal128Values returns the values of a decimal128 array, whatever their size.
+func decimal128Values(a arrow.Array) ([]decimal128.Num, bool) {
 	d, ok := a.(*array.Decimal128)
 	if !ok {
-		return nil, 0, false
+		return nil, false
 	}
-	v := d.Values()
-	bound := uint64(0)
-	for _, x := range v {
-		lo := int64(x.LowBits())
-		if x.HighBits() != lo>>63 {
-			return nil, 0, false
-		}
-		sign := lo >> 63
-		bound = max(bound, uint64((lo^sign)-sign))
-	}
-	return v, bound, true
+	return d.Values(), true
+}
+
+// The fast loops are optimistic: they compute every result as if its operands and result fitted
+// in int64, folding on the way a bound of the operands' magnitudes (their bitwise OR, at least
+// the largest and less than twice it) and whether some operand needs more than 64 bits. When
+// the bounds then prove that every result fitted, the results stand; otherwise the batch is
+// computed again with a check per row (or sent down the general path). One pass over the
+// operands instead of a pass to bound them and another to compute.
+
+// foldInt64 returns the low word of x as an int64, ORing its magnitude into bound and, into
+// wide, bits that are set when x needs more than 64 bits.
+func foldInt64(x decimal128.Num, bound, wide uint64) (int64, uint64, uint64) {
+	lo := int64(x.LowBits())
+	sign := lo >> 63
+	return lo, bound | uint64((lo^sign)-sign), wide | uint64(x.HighBits()^sign)
 }
 
 // productFits reports whether every product of magnitudes at most a and b fits in int64.
@@ -170,8 +173,8 @@ func decimalArithInt64(tc *TaskContext, op string, result *arrow.Decimal128Type,
 	if !int64DecimalPaths || a.Len() != b.Len() {
 		return nil, false
 	}
-	x, bx, ok1 := int64DecimalsBound(a)
-	y, by, ok2 := int64DecimalsBound(b)
+	x, ok1 := decimal128Values(a)
+	y, ok2 := decimal128Values(b)
 	if !ok1 || !ok2 {
 		return nil, false
 	}
@@ -180,9 +183,9 @@ func decimalArithInt64(tc *TaskContext, op string, result *arrow.Decimal128Type,
 	ok := false
 	switch op {
 	case "+", "-":
-		ok = addInt64Scaled(r.out, x, y, bx, by, s-s1, s-s2, op == "-")
+		ok = addInt64Scaled(r.out, x, y, s-s1, s-s2, op == "-")
 	case "*":
-		ok = mulInt64Scaled(r.out, x, y, bx, by, s1+s2-s)
+		ok = mulInt64Scaled(r.out, x, y, s1+s2-s)
 	}
 	if !ok {
 		r.release()
@@ -191,21 +194,29 @@ func decimalArithInt64(tc *TaskContext, op string, result *arrow.Decimal128Type,
 	return r.finish(tc.Alloc, result, a, b), true
 }
 
-// addInt64Scaled sets out[i] to x[i]*10^kx ± y[i]*10^ky, false when a value leaves int64; bx
-// and by bound the magnitudes of x and y.
-func addInt64Scaled(out, x, y []decimal128.Num, bx, by uint64, kx, ky int32, sub bool) bool {
+// addInt64Scaled sets out[i] to x[i]*10^kx ± y[i]*10^ky, false when a value leaves int64
+// (optimistically, see above).
+func addInt64Scaled(out, x, y []decimal128.Num, kx, ky int32, sub bool) bool {
 	mx, ok1 := pow10Int64(kx)
 	my, ok2 := pow10Int64(ky)
 	if !ok1 || !ok2 {
 		return false
 	}
+	ms := my
+	if sub {
+		ms = -my
+	}
+	var bx, by, wide uint64
+	var xi, yi int64
+	for i := range out {
+		xi, bx, wide = foldInt64(x[i], bx, wide)
+		yi, by, wide = foldInt64(y[i], by, wide)
+		out[i] = decimal128.FromI64(xi*mx + yi*ms)
+	}
+	if wide != 0 {
+		return false
+	}
 	if scaledSumFits(bx, uint64(mx), by, uint64(my)) {
-		if sub {
-			my = -my
-		}
-		for i := range out {
-			out[i] = decimal128.FromI64(int64(x[i].LowBits())*mx + int64(y[i].LowBits())*my)
-		}
 		return true
 	}
 	limX, limY := int64(math.MaxInt64)/mx, int64(math.MaxInt64)/my
@@ -234,20 +245,27 @@ func addInt64(a, b int64) (int64, bool) {
 }
 
 // mulInt64Scaled sets out[i] to x[i]*y[i] / 10^drop (rounded), false when a product leaves
-// int64; bx and by bound the magnitudes of x and y.
-func mulInt64Scaled(out, x, y []decimal128.Num, bx, by uint64, drop int32) bool {
+// int64 (optimistically, see above).
+func mulInt64Scaled(out, x, y []decimal128.Num, drop int32) bool {
 	d, ok := pow10Int64(drop)
 	if !ok {
 		return false
 	}
-	if productFits(bx, by) {
-		for i := range out {
-			p := int64(x[i].LowBits()) * int64(y[i].LowBits())
-			if d > 1 {
-				p = divPow10Int64(p, d)
-			}
-			out[i] = decimal128.FromI64(p)
+	var bx, by, wide uint64
+	var xi, yi int64
+	for i := range out {
+		xi, bx, wide = foldInt64(x[i], bx, wide)
+		yi, by, wide = foldInt64(y[i], by, wide)
+		p := xi * yi
+		if d > 1 {
+			p = divPow10Int64(p, d)
 		}
+		out[i] = decimal128.FromI64(p)
+	}
+	if wide != 0 {
+		return false
+	}
+	if productFits(bx, by) {
 		return true
 	}
 	for i := range out {

@@ -91,7 +91,7 @@ func (e *arithConstExpr) Eval(ctx context.Context, tc *TaskContext, batch arrow.
 		return nil, fmt.Errorf("%s: %w", e.general.name, err)
 	}
 	defer cv.Release()
-	x, bx, ok := int64DecimalsBound(cv)
+	x, ok := decimal128Values(cv)
 	if !ok {
 		return e.general.Eval(ctx, tc, batch)
 	}
@@ -100,11 +100,11 @@ func (e *arithConstExpr) Eval(ctx context.Context, tc *TaskContext, batch arrow.
 	kc := int64(k[0].LowBits())
 	switch e.general.name {
 	case "*":
-		ok = mulInt64ScaledConst(r.out, x, bx, kc, sx+sc-s)
+		ok = mulInt64ScaledConst(r.out, x, kc, sx+sc-s)
 	case "-":
-		ok = addInt64ScaledConst(r.out, x, bx, kc, s-sx, s-sc, !e.constLeft, e.constLeft)
+		ok = addInt64ScaledConst(r.out, x, kc, s-sx, s-sc, !e.constLeft, e.constLeft)
 	default:
-		ok = addInt64ScaledConst(r.out, x, bx, kc, s-sx, s-sc, false, false)
+		ok = addInt64ScaledConst(r.out, x, kc, s-sx, s-sc, false, false)
 	}
 	if !ok {
 		r.release()
@@ -114,45 +114,43 @@ func (e *arithConstExpr) Eval(ctx context.Context, tc *TaskContext, batch arrow.
 }
 
 // addInt64ScaledConst sets out[i] to ±x[i]*10^kx ± c*10^kc (subC negates the constant, subX the
-// values), false when a value leaves int64: addInt64Scaled with one side constant; bx bounds
-// the magnitudes of x.
-func addInt64ScaledConst(out, x []decimal128.Num, bx uint64, c int64, kx, kc int32, subC, subX bool) bool {
+// values), false when a value leaves int64: addInt64Scaled with one side constant.
+func addInt64ScaledConst(out, x []decimal128.Num, c int64, kx, kc int32, subC, subX bool) bool {
 	mx, ok1 := pow10Int64(kx)
 	mc, ok2 := pow10Int64(kc)
 	if !ok1 || !ok2 {
 		return false
 	}
-	if scaledSumFits(bx, uint64(mx), magnitude(c), uint64(mc)) {
-		cs := c * mc
-		if subC {
-			cs = -cs
-		}
-		if subX {
-			mx = -mx
-		}
-		for i := range out {
-			out[i] = decimal128.FromI64(int64(x[i].LowBits())*mx + cs)
-		}
-		return true
-	}
-	limX, limC := int64(math.MaxInt64)/mx, int64(math.MaxInt64)/mc
+	limC := int64(math.MaxInt64) / mc
 	if c > limC || c < -limC {
 		return false
 	}
-	cs := c * mc
+	cs, ms := c*mc, mx
 	if subC {
 		cs = -cs
 	}
+	if subX {
+		ms = -mx
+	}
+	var bx, wide uint64
+	var xi int64
+	for i := range out {
+		xi, bx, wide = foldInt64(x[i], bx, wide)
+		out[i] = decimal128.FromI64(xi*ms + cs)
+	}
+	if wide != 0 {
+		return false
+	}
+	if scaledSumFits(bx, uint64(mx), magnitude(c), uint64(mc)) {
+		return true
+	}
+	limX := int64(math.MaxInt64) / mx
 	for i := range out {
 		xi := int64(x[i].LowBits())
 		if xi > limX || xi < -limX {
 			return false
 		}
-		xs := xi * mx
-		if subX {
-			xs = -xs
-		}
-		v, ok := addInt64(xs, cs)
+		v, ok := addInt64(xi*ms, cs)
 		if !ok {
 			return false
 		}
@@ -162,20 +160,26 @@ func addInt64ScaledConst(out, x []decimal128.Num, bx uint64, c int64, kx, kc int
 }
 
 // mulInt64ScaledConst sets out[i] to x[i]*c / 10^drop (rounded), false when a product leaves
-// int64: mulInt64Scaled with one side constant; bx bounds the magnitudes of x.
-func mulInt64ScaledConst(out, x []decimal128.Num, bx uint64, c int64, drop int32) bool {
+// int64: mulInt64Scaled with one side constant.
+func mulInt64ScaledConst(out, x []decimal128.Num, c int64, drop int32) bool {
 	d, ok := pow10Int64(drop)
 	if !ok {
 		return false
 	}
-	if productFits(bx, magnitude(c)) {
-		for i := range out {
-			p := int64(x[i].LowBits()) * c
-			if d > 1 {
-				p = divPow10Int64(p, d)
-			}
-			out[i] = decimal128.FromI64(p)
+	var bx, wide uint64
+	var xi int64
+	for i := range out {
+		xi, bx, wide = foldInt64(x[i], bx, wide)
+		p := xi * c
+		if d > 1 {
+			p = divPow10Int64(p, d)
 		}
+		out[i] = decimal128.FromI64(p)
+	}
+	if wide != 0 {
+		return false
+	}
+	if productFits(bx, magnitude(c)) {
 		return true
 	}
 	for i := range out {
