@@ -92,34 +92,48 @@ func TestGCPercentFollowsTheSoftLimit(t *testing.T) {
 	}
 }
 
-// GOGC follows the live heap: the large percentage while the heap is small, lower as datasets
-// fill it (at most about gcHeadroomBytes of garbage between collections), never below 100; the
-// tuner sets it only when it changes.
+// GOGC follows the live heap: about gcHeadroomBytes of garbage between collections (less under
+// a small soft limit), high while the heap is small, lower as datasets fill it, never below 100;
+// the tuner sets it only when it changes.
 func TestGCPercentFollowsTheLiveHeap(t *testing.T) {
+	const gib = 1 << 30
 	for _, c := range []struct {
-		live uint64
-		want int
+		live, headroom uint64
+		want           int
 	}{
-		{0, gcPercentWithSoftLimit},
-		{100 << 20, gcPercentWithSoftLimit},
-		{gcHeadroomBytes / 4, gcPercentWithSoftLimit},
-		{gcHeadroomBytes / 2, 200},
-		{gcHeadroomBytes, 100},
-		{3 * gcHeadroomBytes / 2, 100},
-		{1 << 40, 100},
+		{0, gib, gib * 100 / gcMinLiveBytes},
+		{1 << 20, gib, gib * 100 / gcMinLiveBytes},
+		{100 << 20, gib, 1024},
+		{gib / 4, gib, 400},
+		{gib / 2, gib, 200},
+		{gib, gib, 100},
+		{3 * gib / 2, gib, 100},
+		{1 << 40, gib, 100},
+		{64 << 20, 128 << 20, 200},
+		{256 << 20, 128 << 20, 100},
 	} {
-		if got := gcPercentFor(c.live); got != c.want {
-			t.Errorf("live heap %d: GOGC %d, want %d", c.live, got, c.want)
+		if got := gcPercentFor(c.live, c.headroom); got != c.want {
+			t.Errorf("live heap %d, headroom %d: GOGC %d, want %d", c.live, c.headroom, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		softLimit int64
+		want      uint64
+	}{
+		{0, gib}, {math.MaxInt64, gib}, {512 << 20, 128 << 20}, {4 * gib, gib}, {64 * gib, gib},
+	} {
+		if got := gcHeadroom(c.softLimit); got != c.want {
+			t.Errorf("soft limit %d: headroom %d, want %d", c.softLimit, got, c.want)
 		}
 	}
 	var live uint64
 	var sets []int
-	tuner := &gcTuner{live: func() uint64 { return live }, set: func(p int) int { sets = append(sets, p); return 0 }, percent: gcPercentWithSoftLimit}
-	for _, l := range []uint64{50 << 20, 1400 << 20, 1400 << 20, gcHeadroomBytes / 2, 10 << 20} {
+	tuner := &gcTuner{live: func() uint64 { return live }, set: func(p int) int { sets = append(sets, p); return 0 }, headroom: gib, percent: gcPercentWithSoftLimit}
+	for _, l := range []uint64{1400 << 20, 1400 << 20, gib / 2, gib / 4, 100 << 20} {
 		live = l
 		tuner.step()
 	}
-	if want := []int{100, 200, gcPercentWithSoftLimit}; !slices.Equal(sets, want) {
+	if want := []int{100, 200, 400, 1024}; !slices.Equal(sets, want) {
 		t.Errorf("the tuner set GOGC %v, want %v", sets, want)
 	}
 	runtime.GC()
