@@ -120,8 +120,8 @@ func allCheapFilters(filters []Expr) bool {
 
 // cheapFilter reports whether f compares fixed-width columns with each other or with
 // constants as they are stored: a comparison, IN or BETWEEN with constants specialized to bit
-// kernels, or a comparison or BETWEEN of columns and literals, over integer, floating-point,
-// date or time columns. Decimals are not: their comparisons cost a cast or a 16-byte compare
+// kernels, or a comparison or BETWEEN of columns and literals all of one integer,
+// floating-point, date or time type. Decimals are not: their comparisons cost a cast or a 16-byte compare
 // per row, more than a copy of the rows they would no longer see.
 func cheapFilter(f Expr) bool {
 	switch e := f.(type) {
@@ -137,9 +137,12 @@ func cheapFilter(f Expr) bool {
 		default:
 			return false
 		}
+		// Columns and literals all of one type: nothing is cast.
 		columns := 0
 		for _, a := range e.args {
 			switch {
+			case !arrow.TypeEqual(a.DataType(), e.args[0].DataType()):
+				return false
 			case cheapOperand(a, a.DataType()):
 				columns++
 			case isLiteral(a):

@@ -103,6 +103,7 @@ func TestCheapScanFilters(t *testing.T) {
 		{call("between", d, lit(int64(1)), lit(int64(5))), false},
 		{call(">=", k, lit(2.5)), false}, // compared as DOUBLE: a cast of every row
 		{call("<", d, d2), false},
+		{call("<", k, NewColumn(5, "i32", arrow.PrimitiveTypes.Int32)), false}, // one side cast
 		{call("+", k, lit(int64(1))), false},
 		{call("<", call("+", k, lit(int64(1))), lit(int64(5))), false},
 	} {
