@@ -137,6 +137,16 @@ func wordOf(data []byte, lo, hi int32) uint64 {
 	return w
 }
 
+// stringRows returns the rows' offsets and the whole values buffer they index (ValueBytes would
+// start at the first row's value, not at the buffer's start).
+func stringRows(x *array.String) ([]int32, []byte) {
+	var data []byte
+	if b := x.Data().Buffers()[2]; b != nil {
+		data = b.Bytes()
+	}
+	return x.ValueOffsets(), data
+}
+
 // oneIf is 1 when b holds, else 0 (a set instruction, not a branch).
 func oneIf(b bool) byte {
 	if b {
@@ -225,11 +235,7 @@ func (e *inConstExpr) inStrings(tc *TaskContext, x *array.String) arrow.Array {
 	if e.words != nil {
 		// Each row of at most 8 bytes as a word, compared with every constant's (no branch
 		// on which matches: the matches of one list come in no order).
-		offsets := x.ValueOffsets()
-		var data []byte
-		if b := x.Data().Buffers()[2]; b != nil {
-			data = b.Bytes()
-		}
+		offsets, data := stringRows(x)
 		for i := range n {
 			lo, hi := offsets[i], offsets[i+1]
 			if hi-lo > 8 {
@@ -243,12 +249,7 @@ func (e *inConstExpr) inStrings(tc *TaskContext, x *array.String) arrow.Array {
 			bits[i>>3] |= hit << (i & 7)
 		}
 	} else if e.byLen != nil {
-		// Offsets of the rows into the whole values buffer (ValueBytes starts at the first row's).
-		offsets := x.ValueOffsets()
-		var data []byte
-		if b := x.Data().Buffers()[2]; b != nil {
-			data = b.Bytes()
-		}
+		offsets, data := stringRows(x)
 		for i := range n {
 			lo, hi := offsets[i], offsets[i+1]
 			if int(hi-lo) >= len(e.byLen) {
