@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"math"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -27,7 +28,7 @@ func TestBetweenConstMatchesGeneral(t *testing.T) {
 		{"int64 without NULLs", i64, `[5, -3, 7, 0, 12, 7, 100, -100, 6, 7, 8, 9, 10, 11, 12, 13, 7]`,
 			[][2]Expr{{lit(int64(0)), lit(int64(7))}, {lit(int64(9)), lit(int64(1))}}},
 		{"float64", f64, `[1.5, -0.0, 0.0, null, 2.5, 1e300, -1e300, 3, 2.5, 2.4999, 7, 8, 9, 10]`,
-			[][2]Expr{{lit(0.0), lit(2.5)}, {lit(int64(-1)), lit(int64(3))}}},
+			[][2]Expr{{lit(0.0), lit(2.5)}, {lit(int64(-1)), lit(int64(3))}, {lit(math.Inf(-1)), lit(0.0)}, {lit(math.NaN()), lit(1.0)}}},
 		{"decimal", dec(10, 2), `["1.50", "2.50", null, "-3.00", "2.49", "2.51", "0.00", "2.50", "9.99"]`,
 			[][2]Expr{{decLit(150), decLit(250)}, {lit(int64(0)), lit(int64(2))}, {lit(0.05), lit(2.5)}}},
 		{"string", str, `["b", "a", null, "", "ba", "b", "c", "abc", "B", "b", "zz"]`,
@@ -58,6 +59,31 @@ func TestBetweenConstMatchesGeneral(t *testing.T) {
 		sliced.Release()
 		full.Release()
 		mem.AssertSize(t, 0)
+	}
+}
+
+// NaN sorts below every number for the comparison kernels; the specialized BETWEEN agrees.
+func TestBetweenConstNaN(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	b := array.NewFloat64Builder(mem)
+	b.AppendValues([]float64{math.NaN(), 1, -1, math.Inf(1), math.Inf(-1), 0, math.NaN(), 2, 3}, nil)
+	col := b.NewArray()
+	b.Release()
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: f64, Nullable: true}}, nil)
+	batch := array.NewRecordBatch(schema, []arrow.Array{col}, int64(col.Len()))
+	defer batch.Release()
+	for _, bounds := range [][2]float64{{-5, 1}, {math.Inf(-1), 0}, {0, math.Inf(1)}, {2, -2}} {
+		e, err := NewCall("between", []Expr{NewColumn(0, "v", f64), lit(bounds[0]), lit(bounds[1])})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, ok := e.(*betweenConstExpr)
+		if !ok {
+			t.Fatalf("NewCall(%s) is %T, want the specialized BETWEEN", e, e)
+		}
+		checkSpecialized(t, mem, "nan", spec, spec.general, batch)
 	}
 }
 
