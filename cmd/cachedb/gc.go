@@ -40,28 +40,31 @@ func setGCPercent(softLimit int64, env func(string) string) int {
 }
 
 // gcHeadroomBytes is the garbage a process lets pile up between collections, whatever its live
-// heap: the percentage (GOGC) follows the live heap so that a collection comes after about this
-// many bytes beyond it, never below Go's default of 100. A large live heap (datasets held in
-// memory) gets a low percentage: at gcPercentWithSoftLimit a process holding 1.4 GB of datasets
-// let its heap grow to five times that before collecting, gigabytes of fresh memory the kernel
-// faults in and zeroes. A small one gets a high percentage: at gcPercentWithSoftLimit a server
-// reading Iceberg tables with some 100 MB live collected after 400 MB, below what one large query
-// allocates, and the runtime handed the rest back to the kernel while the server was idle; the
-// next such query faulted it in again (TPC-H Q18 without the column cache: 85,000 page faults
-// and 0.47 s after 3 s idle, against 11,000 and 0.30 s with the heap kept).
+// heap (less under a small soft limit, gcHeadroom): the percentage (GOGC) follows the live heap
+// so that a collection comes after about this many bytes beyond it, never below Go's default of
+// 100. A large live heap (datasets held in memory) gets a low percentage: at
+// gcPercentWithSoftLimit a process holding 1.4 GB of datasets let its heap grow to five times
+// that before collecting, gigabytes of fresh memory the kernel faults in and zeroes. A small one
+// gets a high percentage: at gcPercentWithSoftLimit a server reading Iceberg tables with some
+// 100 MB live collected after 400 MB, below what one large query allocates, and the runtime
+// handed the rest back to the kernel while the server was idle; the next such query faulted it
+// in again (TPC-H Q18 without the column cache, run every 3 s: 85,000 page faults and 0.47 s a
+// run, against 19,000 and 0.32 s with this headroom).
 const gcHeadroomBytes = 1 << 30
 
-// gcMinLiveBytes is the smallest live heap gcPercentFor divides by: it caps the percentage of
-// a nearly empty heap (64 × the headroom's worth of it).
+// gcMinLiveBytes is the smallest live heap gcPercentFor divides by: it caps the percentage of a
+// nearly empty heap (6,400 % for gcHeadroomBytes).
 const gcMinLiveBytes = 16 << 20
 
-// gcHeadroom is the headroom for a soft memory limit: gcHeadroomBytes, or a quarter of a limit
-// below 4 GiB (the collector then runs before the heap nears a small budget).
+// gcHeadroom is the headroom for a soft memory limit: gcHeadroomBytes, or an eighth of a limit
+// below 8 GiB. A small budget's heap so collects at 400 % of a small live heap, or less, and does
+// not ride its soft limit, which what the process maps beyond the Go heap (its binary, threads)
+// would then pass.
 func gcHeadroom(softLimit int64) uint64 {
 	if softLimit <= 0 || softLimit == math.MaxInt64 {
 		return gcHeadroomBytes
 	}
-	return min(gcHeadroomBytes, uint64(softLimit)/4)
+	return min(gcHeadroomBytes, uint64(softLimit)/8)
 }
 
 // gcPercentFor is the GOGC for a live heap of live bytes and the given headroom: a collection

@@ -92,9 +92,10 @@ func TestGCPercentFollowsTheSoftLimit(t *testing.T) {
 	}
 }
 
-// GOGC follows the live heap: about gcHeadroomBytes of garbage between collections (less under
-// a small soft limit), high while the heap is small, lower as datasets fill it, never below 100;
-// the tuner sets it only when it changes.
+// GOGC follows the live heap: about gcHeadroomBytes of garbage between collections (an eighth
+// of a soft limit below 8 GiB: 400 % of a small heap under the 512 MiB soft limit of a 256 MiB
+// budget), high while the heap is small, lower as datasets fill it, never below 100; the tuner
+// sets it only when it changes.
 func TestGCPercentFollowsTheLiveHeap(t *testing.T) {
 	const gib = 1 << 30
 	for _, c := range []struct {
@@ -109,8 +110,9 @@ func TestGCPercentFollowsTheLiveHeap(t *testing.T) {
 		{gib, gib, 100},
 		{3 * gib / 2, gib, 100},
 		{1 << 40, gib, 100},
-		{64 << 20, 128 << 20, 200},
-		{256 << 20, 128 << 20, 100},
+		{0, 64 << 20, 400},
+		{64 << 20, 64 << 20, 100},
+		{32 << 20, 128 << 20, 400},
 	} {
 		if got := gcPercentFor(c.live, c.headroom); got != c.want {
 			t.Errorf("live heap %d, headroom %d: GOGC %d, want %d", c.live, c.headroom, got, c.want)
@@ -120,7 +122,7 @@ func TestGCPercentFollowsTheLiveHeap(t *testing.T) {
 		softLimit int64
 		want      uint64
 	}{
-		{0, gib}, {math.MaxInt64, gib}, {512 << 20, 128 << 20}, {4 * gib, gib}, {64 * gib, gib},
+		{0, gib}, {math.MaxInt64, gib}, {512 << 20, 64 << 20}, {4 * gib, 512 << 20}, {8 * gib, gib}, {64 * gib, gib},
 	} {
 		if got := gcHeadroom(c.softLimit); got != c.want {
 			t.Errorf("soft limit %d: headroom %d, want %d", c.softLimit, got, c.want)
