@@ -42,9 +42,9 @@ DATASET_BYTES = int(os.environ.get("CACHEDB_MEMORY_TEST_BYTES", str(1 << 30)))
 ROWS = DATASET_BYTES // ROW_BYTES
 FILES = 8
 LIMIT = 256 << 20
-# What docs/memory.md allows above --memory-limit: the slack of the Go runtime's soft limit (a
-# quarter of the limit, at least 256 MiB) for the Go runtime, gRPC and Parquet decode buffers
-# that the pool does not see.
+# What docs/memory.md allows above --memory-limit: the slack (a quarter of the limit, at least
+# 256 MiB) for the Go runtime, gRPC and Parquet decode buffers that the pool does not see. The
+# Go runtime's soft limit sits an eighth of the slack below the limit plus the slack.
 SLACK = max(LIMIT // 4, 256 << 20)
 
 
