@@ -66,13 +66,7 @@ func TestBetweenConstMatchesGeneral(t *testing.T) {
 func TestBetweenConstNaN(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	b := array.NewFloat64Builder(mem)
-	b.AppendValues([]float64{math.NaN(), 1, -1, math.Inf(1), math.Inf(-1), 0, math.NaN(), 2, 3}, nil)
-	col := b.NewArray()
-	b.Release()
-	defer col.Release()
-	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: f64, Nullable: true}}, nil)
-	batch := array.NewRecordBatch(schema, []arrow.Array{col}, int64(col.Len()))
+	batch := floatsWithNaN(mem)
 	defer batch.Release()
 	for _, bounds := range [][2]float64{{-5, 1}, {math.Inf(-1), 0}, {0, math.Inf(1)}, {2, -2}} {
 		e, err := NewCall("between", []Expr{NewColumn(0, "v", f64), lit(bounds[0]), lit(bounds[1])})

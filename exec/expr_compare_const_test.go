@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"math"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -83,13 +82,7 @@ func checkCompareConst(t *testing.T, mem memory.Allocator, name string, args []E
 func TestCompareConstNaN(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	b := array.NewFloat64Builder(mem)
-	b.AppendValues([]float64{math.NaN(), 1, -1, math.Inf(1), math.Inf(-1), 0, math.NaN(), 2, 3}, nil)
-	col := b.NewArray()
-	b.Release()
-	defer col.Release()
-	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: f64, Nullable: true}}, nil)
-	batch := array.NewRecordBatch(schema, []arrow.Array{col}, int64(col.Len()))
+	batch := floatsWithNaN(mem)
 	defer batch.Release()
 	for _, op := range []string{"=", "<>", "<", "<=", ">", ">=", "<=>"} {
 		for _, k := range []float64{1, 0, -5} {

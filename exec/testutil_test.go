@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -286,4 +287,16 @@ func checkNullCount(t *testing.T, mem memory.Allocator, e Expr, batch arrow.Reco
 	if got := a.NullN(); got != nulls {
 		t.Errorf("%s: NullN() = %d, holds %d NULLs", e, got, nulls)
 	}
+}
+
+// floatsWithNaN returns a batch of one FLOAT64 column "v": NaNs, infinities, zero and a few
+// numbers.
+func floatsWithNaN(mem memory.Allocator) arrow.RecordBatch {
+	b := array.NewFloat64Builder(mem)
+	defer b.Release()
+	b.AppendValues([]float64{math.NaN(), 1, -1, math.Inf(1), math.Inf(-1), 0, math.NaN(), 2, 3}, nil)
+	col := b.NewArray()
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: f64, Nullable: true}}, nil)
+	return array.NewRecordBatch(schema, []arrow.Array{col}, int64(col.Len()))
 }
