@@ -10,11 +10,11 @@ import (
 
 // gcPercentWithSoftLimit is the Go garbage collector's target percentage (GOGC) a server process
 // starts with when a soft memory limit bounds its heap (the tuner then follows the live heap,
-// gcPercentFor). Queries allocate Parquet pages and Arrow
-// batches at a high rate and hold little between batches, so Go's default of 100 collects often
-// for little garbage (a GOGC of 400 took 13 % of the CPU time of the 22 TPC-H queries off). The
-// larger target cannot push the process past its budget: the soft limit (goSoftLimit) makes the
-// collector run harder as the heap nears it, whatever the percentage.
+// gcPercentFor). Queries allocate Parquet pages and Arrow batches at a high rate and hold little
+// between batches, so Go's default of 100 collects often for little garbage (a GOGC of 400 took
+// 13 % of the CPU time of the 22 TPC-H queries off). The larger target cannot push the process
+// past its budget: the soft limit (goSoftLimit) makes the collector run harder as the heap nears
+// it, whatever the percentage.
 const gcPercentWithSoftLimit = 400
 
 // gcPercent is the GOGC a process sets for the soft memory limit in force (0 or math.MaxInt64,

@@ -39,8 +39,8 @@ func (m *memoryFlags) register(cmd *cobra.Command) {
 // quarter of the limit, at least goSlackMin. The Go runtime's soft memory limit is the limit plus
 // the slack less an eighth of the slack: the runtime passes its soft limit by a few megabytes
 // while a collection runs, and the process maps memory besides the Go heap (its binary's data,
-// thread stacks). With the soft limit at the whole allowance a 256 MiB data node held 542 MB of
-// anonymous memory against the 537 MB allowed, once in three saturated runs.
+// thread stacks). With the soft limit at the whole allowance a 256 MiB data node held 538 and
+// 542 MB of anonymous memory against the 537 MB allowed, in two of three saturated runs.
 const goSlackMin = 256 << 20
 
 // goSlack is the slack for a pool limit.
