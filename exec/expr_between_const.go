@@ -91,29 +91,11 @@ func andBooleans(mem memory.Allocator, a, b *array.Boolean) arrow.Array {
 	}
 	values := bitutil.BitmapAndAlloc(mem, av, bv, int64(aoff), int64(boff), int64(n), 0)
 	defer values.Release()
-	var valid *memory.Buffer
-	switch {
-	case a.NullN() > 0 && b.NullN() > 0:
-		valid = bitutil.BitmapAndAlloc(mem, a.NullBitmapBytes(), b.NullBitmapBytes(), int64(a.Data().Offset()), int64(b.Data().Offset()), int64(n), 0)
-	case a.NullN() > 0:
-		valid = copyBitmap(mem, a.NullBitmapBytes(), a.Data().Offset(), n)
-	case b.NullN() > 0:
-		valid = copyBitmap(mem, b.NullBitmapBytes(), b.Data().Offset(), n)
-	}
-	nulls := 0
+	valid, nulls := andValidity(mem, n, []arrow.Array{a, b})
 	if valid != nil {
 		defer valid.Release()
-		nulls = array.UnknownNullCount
 	}
 	data := array.NewData(arrow.FixedWidthTypes.Boolean, n, []*memory.Buffer{valid, values}, nil, nulls, 0)
 	defer data.Release()
 	return array.NewBooleanData(data)
-}
-
-// copyBitmap returns bits [offset, offset+n) of bitmap in a new buffer, from bit 0.
-func copyBitmap(mem memory.Allocator, bitmap []byte, offset, n int) *memory.Buffer {
-	buf := memory.NewResizableBuffer(mem)
-	buf.Resize(int(bitutil.BytesForBits(int64(n))))
-	bitutil.CopyBitmap(bitmap, offset, n, buf.Bytes(), 0)
-	return buf
 }
