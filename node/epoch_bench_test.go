@@ -91,7 +91,7 @@ func benchmarkEpochRead(b *testing.B, schema *arrow.Schema, partRows int, onDisk
 	req.Reader.BatchSize = 4096
 	target, part := epochSizes(rowBytes, req.Reader.BatchSize)
 	total := int64(parts * partRows)
-	buffers := newBufferRecycler(mem, epochBuffersKept, mempool.Unlimited())
+	buffers := mempool.NewRecycler(mem, epochBuffersKept, mempool.Unlimited(), epochBuffersConsumer)
 	b.SetBytes(total * rowBytes)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {

@@ -103,8 +103,8 @@ func TestEpochReaderKeepsRowsWholeFromDisk(t *testing.T) { testEpochReaderKeepsR
 func testEpochReaderKeepsRowsWhole(t *testing.T, onDisk bool) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	buffers := newBufferRecycler(mem, 1<<20, mempool.Unlimited())
-	defer buffers.close()
+	buffers := mempool.NewRecycler(mem, 1<<20, mempool.Unlimited(), epochBuffersConsumer)
+	defer buffers.Close()
 	partRows := []int64{1000, 777, 1500}
 	parts := epochTestParts(mem, partRows, 333)
 	if onDisk {
@@ -207,8 +207,8 @@ func embedding(a arrow.Array, i int) string {
 func TestEpochReaderRetain(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	buffers := newBufferRecycler(mem, 1<<20, mempool.Unlimited())
-	defer buffers.close()
+	buffers := mempool.NewRecycler(mem, 1<<20, mempool.Unlimited(), epochBuffersConsumer)
+	defer buffers.Close()
 	partRows := []int64{300, 200}
 	parts := epochTestParts(mem, partRows, 64)
 	defer releaseTestParts(parts)
@@ -243,7 +243,7 @@ func TestEpochReaderRetain(t *testing.T) {
 func TestEpochReaderStoppedMidStreamFreesThePartGatheredAhead(t *testing.T) {
 	for _, cancelFirst := range []bool{false, true} {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		buffers := newBufferRecycler(mem, 1<<20, mempool.Unlimited())
+		buffers := mempool.NewRecycler(mem, 1<<20, mempool.Unlimited(), epochBuffersConsumer)
 		partRows := []int64{3000, 2000}
 		parts := epochTestParts(mem, partRows, 64)
 		order, err := cluster.NewEpochOrder(partRows, 3, 1, true, cluster.MixBlocks, 16, 128)
@@ -273,7 +273,7 @@ func TestEpochReaderStoppedMidStreamFreesThePartGatheredAhead(t *testing.T) {
 		}
 		r.Release()
 		cancel()
-		buffers.close()
+		buffers.Close()
 		releaseTestParts(parts)
 		mem.AssertSize(t, 0)
 	}
@@ -334,8 +334,8 @@ func partsOnDisk(t testing.TB, schema *arrow.Schema, parts []memcat.Part) []memc
 func TestEpochNodeStreamsReassembleTheOrder(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	buffers := newBufferRecycler(mem, 1<<20, mempool.Unlimited())
-	defer buffers.close()
+	buffers := mempool.NewRecycler(mem, 1<<20, mempool.Unlimited(), epochBuffersConsumer)
+	defer buffers.Close()
 	partRows := []int64{3000, 2500, 4100, 1800, 2999}
 	parts := epochTestParts(mem, partRows, 700)
 	defer releaseTestParts(parts)

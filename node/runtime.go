@@ -21,6 +21,7 @@ import (
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/mempool"
 )
 
 // Config is what a Runtime is made of. Engine is required; every other field has a default.
@@ -88,7 +89,7 @@ type Runtime struct {
 	// datasetMu serializes the creation of dataset objects.
 	datasetMu sync.Mutex
 	// epochBuffers allocates the columns training reads gather, reusing freed ones.
-	epochBuffers *bufferRecycler
+	epochBuffers *mempool.Recycler
 	// epochOrders keeps the orders of the epochs being read, shared by their segments.
 	epochOrders *cluster.EpochOrders
 	// tiers holds the dataset partitions' rows; ownTiers when the runtime made them.
@@ -128,7 +129,7 @@ func New(cfg Config) (*Runtime, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rt := &Runtime{
 		eng: cfg.Engine, alloc: cfg.Alloc, client: cfg.Shuffles, ctx: ctx, cancel: cancel, bucketBytes: cfg.ShuffleBucketBytes,
-		epochBuffers: newBufferRecycler(cfg.Alloc, epochBuffersKept, cfg.Engine.Pool()), tiers: tiers, ownTiers: own,
+		epochBuffers: mempool.NewRecycler(cfg.Alloc, epochBuffersKept, cfg.Engine.Pool(), epochBuffersConsumer), tiers: tiers, ownTiers: own,
 		epochOrders: cluster.NewEpochOrders(epochOrdersKept),
 	}
 	rt.stages = stageRegistry{base: ctx, work: &rt.work, clock: cfg.Clock, idle: cfg.StageIdle, pool: cfg.Engine.Pool()}
@@ -144,7 +145,7 @@ func (rt *Runtime) Close() {
 		rt.stages.shut()
 		rt.cancel()
 		rt.work.wait()
-		rt.epochBuffers.close()
+		rt.epochBuffers.Close()
 		if rt.ownTiers {
 			rt.tiers.Close()
 		} else {

@@ -135,8 +135,9 @@ type Catalog struct {
 	statsCache  snapshotCache[*fileSummary]
 	// noDirect reads every task through iceberg-go's reader (see direct.go); tests compare.
 	noDirect bool
-	// directReads counts the tasks read directly, so tests can tell which reader ran.
-	directReads atomic.Int64
+	// directReads counts the tasks read directly, and fixedChunks the column chunks of them
+	// decoded by fixedchunk, so tests can tell which reader ran.
+	directReads, fixedChunks atomic.Int64
 }
 
 var _ catalog.NamespacedCatalog = (*Catalog)(nil)

@@ -16,6 +16,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/cachedb/cachedb/catalog"
+	"github.com/cachedb/cachedb/catalog/iceberg/fixedchunk"
+	"github.com/cachedb/cachedb/internal/mempool"
 	"github.com/cachedb/cachedb/internal/stream"
 )
 
@@ -29,6 +31,9 @@ import (
 // pages in the row groups read are all dictionary-encoded is read as a dictionary (indices plus
 // the distinct values) and expanded into plain values in one pass (expandDictionary), where
 // iceberg-go's reader (which cannot ask for dictionaries) decodes every value through a builder.
+// Fixed-width columns (integers, dates, timestamps, decimals stored as integers, floats) whose
+// chunks fixedchunk.Supports are decoded by fixedchunk, straight from their pages, into
+// buffers that a read the column cache does not keep recycles from batch to batch.
 // Any task that does not qualify, or whose file does not, is read by iceberg-go as before.
 // Direct reads are what the column cache (column_cache.go) keeps: the batches of each row group
 // and column, cut at directBatchRows whichever columns a read asks for, so that a row group's
@@ -37,6 +42,10 @@ import (
 // directBatchRows is the rows per batch of a direct read: iceberg-go's default batch size, so
 // that batches look alike whichever reader made them.
 const directBatchRows = 1 << 17
+
+// directRecycledBytes bounds the freed column buffers a direct read that the column cache does
+// not keep holds for its next batches (a few batches of several columns).
+const directRecycledBytes = 16 << 20
 
 // directRead is a planned direct read's column mapping for one file.
 type directRead struct {
@@ -339,17 +348,24 @@ type directReader struct {
 	src    *directFile
 	groups []int // row groups not yet opened
 	cur    *groupRead
+	// recycled allocates the fixed-width columns decoded for a read the cache does not keep
+	// (nil until first needed).
+	recycled *mempool.Recycler
 }
 
 // groupRead is the row group being read.
 type groupRead struct {
 	group int
+	// rows are the group's rows, done those read so far.
+	rows, done int64
 	// cached holds, per leaf, the cached batches; nil for the leaves read from the file.
 	cached [][]arrow.Array
 	// missing are the indices (in plan.leaves) of the leaves read from the file, ascending.
 	missing []int
-	rr      pqarrow.RecordReader // nil when every leaf is cached
-	next    int                  // index of the next batch
+	// fixed holds, per missing leaf, its decoder when fixedchunk decodes it (nil: rr reads it).
+	fixed []*fixedchunk.Reader
+	rr    pqarrow.RecordReader // nil when no missing leaf needs it
+	next  int                  // index of the next batch
 	// fresh holds, per missing leaf, the batches read so far, for the cache.
 	fresh [][]arrow.Array
 }
@@ -357,6 +373,11 @@ type groupRead struct {
 func (g *groupRead) release() {
 	if g.rr != nil {
 		g.rr.Release()
+	}
+	for _, f := range g.fixed {
+		if f != nil {
+			_ = f.Close()
+		}
 	}
 	for _, b := range g.cached {
 		releaseAll(b)
@@ -370,6 +391,9 @@ func (r *directReader) close() {
 	if r.cur != nil {
 		r.cur.release()
 		r.cur = nil
+	}
+	if r.recycled != nil {
+		r.recycled.Close()
 	}
 	r.src.close()
 }
@@ -410,9 +434,9 @@ func (r *directReader) chunkKey(g, i int) chunkKey {
 }
 
 // openGroup starts reading row group g: the cached leaves from the cache, the others from the
-// file.
+// file, fixed-width ones through fixedchunk.
 func (r *directReader) openGroup(g int) (*groupRead, error) {
-	gr := &groupRead{group: g, cached: make([][]arrow.Array, len(r.plan.leaves))}
+	gr := &groupRead{group: g, rows: r.src.meta.RowGroup(g).NumRows(), cached: make([][]arrow.Array, len(r.plan.leaves))}
 	for i := range r.plan.leaves {
 		if r.src.cache != nil {
 			if b := r.src.cache.chunk(r.chunkKey(g, i)); b != nil {
@@ -430,25 +454,61 @@ func (r *directReader) openGroup(g int) (*groupRead, error) {
 		gr.release()
 		return nil, err
 	}
-	leaves := make([]int, len(gr.missing))
-	for j, i := range gr.missing {
-		leaves[j] = r.plan.leaves[i]
-	}
-	rr, err := fr.GetRecordReader(r.src.ctx, leaves, []int{g})
-	if err != nil {
-		gr.release()
-		return nil, err
-	}
-	gr.rr = rr
 	gr.fresh = make([][]arrow.Array, len(gr.missing))
+	gr.fixed = make([]*fixedchunk.Reader, len(gr.missing))
+	var leaves []int // read by rr
+	rg := r.src.pf.RowGroup(g)
+	for j, i := range gr.missing {
+		leaf := r.plan.leaves[i]
+		cc, err := rg.MetaData().ColumnChunk(leaf)
+		if err != nil {
+			gr.release()
+			return nil, err
+		}
+		col := r.src.meta.Schema.Column(leaf)
+		if !fixedchunk.Supports(col, cc, r.plan.types[i]) {
+			leaves = append(leaves, leaf)
+			continue
+		}
+		pages, err := rg.GetColumnPageReader(leaf)
+		if err != nil {
+			gr.release()
+			return nil, err
+		}
+		if gr.fixed[j], err = fixedchunk.NewReader(pages, col, r.plan.types[i], r.fixedAlloc()); err != nil {
+			_ = pages.Close()
+			gr.release()
+			return nil, err
+		}
+		r.task.state.table.cat.fixedChunks.Add(1)
+	}
+	if len(leaves) > 0 {
+		if gr.rr, err = fr.GetRecordReader(r.src.ctx, leaves, []int{g}); err != nil {
+			gr.release()
+			return nil, err
+		}
+	}
 	return gr, nil
 }
 
-// nextBatch returns the next non-empty batch's columns, one per plan leaf (dictionaries
-// expanded, each retained for the caller), and its row count; done at the group's end.
+// fixedAlloc is what fixed-width columns are decoded into: the file's allocator when the
+// cache keeps them, else buffers recycled from the read's earlier batches.
+func (r *directReader) fixedAlloc() memory.Allocator {
+	if r.src.keep {
+		return r.src.mem
+	}
+	if r.recycled == nil {
+		r.recycled = mempool.NewRecycler(r.src.mem, directRecycledBytes, mempool.Unlimited(), "direct reads")
+	}
+	return r.recycled
+}
+
+// nextBatch returns the next batch's columns, one per plan leaf (dictionaries expanded, each
+// retained for the caller), and its row count; done at the group's end. Every batch of a group
+// but its last holds directBatchRows rows, as the Parquet reader cuts them.
 func (r *directReader) nextBatch(g *groupRead) (read []arrow.Array, rows int64, done bool, err error) {
 	read = make([]arrow.Array, len(r.plan.leaves))
-	if g.rr == nil {
+	if len(g.missing) == 0 {
 		if g.next == len(g.cached[0]) {
 			return nil, 0, true, nil
 		}
@@ -459,55 +519,87 @@ func (r *directReader) nextBatch(g *groupRead) (read []arrow.Array, rows int64, 
 		g.next++
 		return read, int64(read[0].Len()), false, nil
 	}
-	var rec arrow.RecordBatch
-	for {
-		if !g.rr.Next() {
+	rows = min(directBatchRows, g.rows-g.done)
+	if rows <= 0 {
+		if g.rr != nil && g.rr.Next() && g.rr.RecordBatch().NumRows() > 0 {
+			return nil, 0, false, fmt.Errorf("row group %d: the file gave more than its %d rows", g.group, g.rows)
+		}
+		if g.rr != nil {
 			if err := g.rr.Err(); err != nil {
 				return nil, 0, false, err
 			}
-			if n := cachedBatches(g); n != g.next {
-				return nil, 0, false, fmt.Errorf("row group %d: the file gave %d batches, the column cache holds %d", g.group, g.next, n)
+		}
+		if n := cachedBatches(g); n != g.next {
+			return nil, 0, false, fmt.Errorf("row group %d: the file gave %d batches, the column cache holds %d", g.group, g.next, n)
+		}
+		return nil, 0, true, nil
+	}
+	var rec arrow.RecordBatch
+	if g.rr != nil {
+		for {
+			if !g.rr.Next() {
+				if err := g.rr.Err(); err != nil {
+					return nil, 0, false, err
+				}
+				return nil, 0, false, fmt.Errorf("row group %d: the file gave %d of its %d rows", g.group, g.done, g.rows)
 			}
-			return nil, 0, true, nil
+			if rec = g.rr.RecordBatch(); rec.NumRows() > 0 {
+				break
+			}
 		}
-		if rec = g.rr.RecordBatch(); rec.NumRows() > 0 {
-			break
+		if rec.NumRows() != rows {
+			return nil, 0, false, fmt.Errorf("row group %d: a batch of %d rows where %d were due", g.group, rec.NumRows(), rows)
 		}
 	}
-	if int(rec.NumCols()) != len(g.missing) {
-		return nil, 0, false, fmt.Errorf("parquet reader returned %d columns, want %d", rec.NumCols(), len(g.missing))
-	}
+	fromRR := 0
 	for j, i := range g.missing {
-		col := rec.Column(j)
-		if d, ok := col.(*array.Dictionary); ok {
-			plain, err := expandDictionary(d, r.src.mem)
-			if err != nil {
+		if f := g.fixed[j]; f != nil {
+			if read[i], err = f.Next(int(rows)); err != nil {
 				releaseAll(read)
 				return nil, 0, false, err
 			}
-			read[i] = plain
 		} else {
-			col.Retain()
-			read[i] = col
+			if int(rec.NumCols()) <= fromRR {
+				releaseAll(read)
+				return nil, 0, false, fmt.Errorf("parquet reader returned %d columns, want more", rec.NumCols())
+			}
+			col := rec.Column(fromRR)
+			fromRR++
+			if d, ok := col.(*array.Dictionary); ok {
+				plain, err := expandDictionary(d, r.src.mem)
+				if err != nil {
+					releaseAll(read)
+					return nil, 0, false, err
+				}
+				read[i] = plain
+			} else {
+				col.Retain()
+				read[i] = col
+			}
 		}
 		if r.src.keep {
 			read[i].Retain()
 			g.fresh[j] = append(g.fresh[j], read[i])
 		}
 	}
+	if rec != nil && int(rec.NumCols()) != fromRR {
+		releaseAll(read)
+		return nil, 0, false, fmt.Errorf("parquet reader returned %d columns, want %d", rec.NumCols(), fromRR)
+	}
 	for i, b := range g.cached {
 		if b == nil {
 			continue
 		}
-		if g.next >= len(b) || int64(b[g.next].Len()) != rec.NumRows() {
+		if g.next >= len(b) || int64(b[g.next].Len()) != rows {
 			releaseAll(read)
-			return nil, 0, false, fmt.Errorf("row group %d: batch %d of the file has %d rows, the column cache's differs", g.group, g.next, rec.NumRows())
+			return nil, 0, false, fmt.Errorf("row group %d: batch %d of the file has %d rows, the column cache's differs", g.group, g.next, rows)
 		}
 		b[g.next].Retain()
 		read[i] = b[g.next]
 	}
 	g.next++
-	return read, rec.NumRows(), false, nil
+	g.done += rows
+	return read, rows, false, nil
 }
 
 // cachedBatches is how many batches the group's cached leaves hold (g.next when none is

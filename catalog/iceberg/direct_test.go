@@ -58,7 +58,8 @@ func directRows(from, n int) string {
 
 // TestDirectReadMatchesIceberg: tasks read directly yield the same rows, with the same schema,
 // as iceberg-go's reader, whole files, row ranges left by row-group pruning and split tasks
-// alike, with string columns read as dictionaries and, past a small dictionary limit, plainly.
+// alike, with string columns read as dictionaries and, past a small dictionary limit, plainly,
+// and fixed-width columns decoded by fixedchunk.
 func TestDirectReadMatchesIceberg(t *testing.T) {
 	l := newLake(t, "lake")
 	for name, props := range map[string]iceberg.Properties{
@@ -93,6 +94,9 @@ func TestDirectReadMatchesIceberg(t *testing.T) {
 			if direct.directReads.Load() == 0 || plain.directReads.Load() != 0 {
 				t.Fatalf("%s, %s: %d tasks read directly, %d by the reader without direct reads; want some and none",
 					tname, tc.name, direct.directReads.Load(), plain.directReads.Load())
+			}
+			if tc.name != "one string column" && direct.fixedChunks.Load() == 0 {
+				t.Fatalf("%s, %s: no fixed-width column chunk was decoded by fixedchunk", tname, tc.name)
 			}
 			if !got.sch.Equal(want.sch) {
 				t.Errorf("%s, %s: schema %s, want %s", tname, tc.name, got.sch, want.sch)

@@ -1,20 +1,18 @@
-package node
+package mempool
 
 import (
 	"testing"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/cachedb/cachedb/internal/mempool"
 )
 
-// A freed buffer comes back for the next allocation of its size; closing frees what is kept,
-// and what is freed after goes straight to the allocator under it.
-func TestBufferRecycler(t *testing.T) {
+// A freed buffer comes back for the next allocation of its size (overwritten, in a test binary);
+// closing frees what is kept, and what is freed after goes straight to the allocator under it.
+func TestRecycler(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	pool := mempool.New(1 << 20)
-	r := newBufferRecycler(mem, 256, pool)
+	pool := New(1 << 20)
+	r := NewRecycler(mem, 256, pool, "test")
 	a, b, c := r.Allocate(128), r.Allocate(128), r.Allocate(64)
 	if got := pool.Stats().Reserved; got != 320 {
 		t.Fatalf("%d bytes reserved for 320 handed out", got)
@@ -25,12 +23,15 @@ func TestBufferRecycler(t *testing.T) {
 	if mem.CurrentAlloc() != 256 || pool.Stats().Reserved != 256 {
 		t.Fatalf("%d bytes allocated, %d reserved, want the two kept buffers' 256", mem.CurrentAlloc(), pool.Stats().Reserved)
 	}
+	if b[0] != 0xA5 || b[127] != 0xA5 {
+		t.Error("a kept buffer still holds what was written to it before it was freed")
+	}
 	again := r.Allocate(128)
 	if unsafe.SliceData(again) != unsafe.SliceData(b) {
 		t.Fatal("a freed buffer of the size asked for was not handed out again")
 	}
 	other := r.Allocate(64)
-	r.close()
+	r.Close()
 	r.Free(again)
 	r.Free(other)
 	mem.AssertSize(t, 0)
@@ -38,8 +39,8 @@ func TestBufferRecycler(t *testing.T) {
 		t.Errorf("%d bytes still reserved", got)
 	}
 	// A full pool does not fail a training read: its buffers are counted all the same.
-	full := mempool.New(64)
-	r = newBufferRecycler(mem, 0, full)
+	full := New(64)
+	r = NewRecycler(mem, 0, full, "test")
 	buf := r.Allocate(128)
 	if full.Stats().Reserved != 128 {
 		t.Errorf("a buffer past the limit is not counted: %+v", full.Stats())
