@@ -19,11 +19,6 @@ import (
 // value through a builder, as the reader does when the column is not read as a dictionary.
 func expandDictionary(d *array.Dictionary, mem memory.Allocator) (arrow.Array, error) {
 	dt := d.DataType().(*arrow.DictionaryType)
-	switch dt.ValueType.ID() {
-	case arrow.STRING, arrow.BINARY:
-	default:
-		return nil, fmt.Errorf("expand dictionary of %s: not a string or binary dictionary", dt)
-	}
 	if dt.IndexType.ID() != arrow.INT32 {
 		return nil, fmt.Errorf("expand dictionary of %s: index type is not int32", dt)
 	}
@@ -31,18 +26,33 @@ func expandDictionary(d *array.Dictionary, mem memory.Allocator) (arrow.Array, e
 	if dict.NullN() > 0 {
 		return nil, fmt.Errorf("expand dictionary of %s: the dictionary holds NULLs", dt)
 	}
+	if dt.ValueType.ID() != arrow.STRING && dt.ValueType.ID() != arrow.BINARY {
+		return nil, fmt.Errorf("expand dictionary of %s: not a string or binary dictionary", dt)
+	}
 	dictOffsets := arrow.Int32Traits.CastFromBytes(dict.Buffers()[1].Bytes())[dict.Offset():]
 	dictOffsets = dictOffsets[:dict.Len()+1]
 	var dictBytes []byte
 	if b := dict.Buffers()[2]; b != nil {
 		dictBytes = b.Bytes()
 	}
-	idxData := d.Indices().Data()
-	indices := arrow.Int32Traits.CastFromBytes(idxData.Buffers()[1].Bytes())[idxData.Offset():]
-	n := d.Len()
-	indices = indices[:n]
+	return expandIndices(dt.ValueType, d.Indices().(*array.Int32), dictOffsets, dictBytes, mem)
+}
+
+// expandIndices makes an array of type typ (string or binary) whose row i is the dictionary's
+// value indices[i] (NULL where the index is NULL): value j of the dictionary is
+// dictBytes[dictOffsets[j]:dictOffsets[j+1]]. Every byte of the buffers it allocates from mem
+// is written.
+func expandIndices(typ arrow.DataType, idx *array.Int32, dictOffsets []int32, dictBytes []byte, mem memory.Allocator) (arrow.Array, error) {
+	switch typ.ID() {
+	case arrow.STRING, arrow.BINARY:
+	default:
+		return nil, fmt.Errorf("expand dictionary indices into %s: not a string or binary type", typ)
+	}
+	idxData := idx.Data()
+	indices := idx.Int32Values()
+	n := idx.Len()
 	var valid []byte
-	nulls := d.NullN()
+	nulls := idx.NullN()
 	if nulls > 0 {
 		valid = idxData.Buffers()[0].Bytes()
 	}
@@ -62,15 +72,16 @@ func expandDictionary(d *array.Dictionary, mem memory.Allocator) (arrow.Array, e
 	if err != nil {
 		offsets.Release()
 		data.Release()
-		return nil, fmt.Errorf("expand dictionary of %s: %w", dt, err)
+		return nil, fmt.Errorf("expand dictionary of %s: %w", typ, err)
 	}
 	var bitmap *memory.Buffer
 	if nulls > 0 {
 		bitmap = memory.NewResizableBuffer(mem)
 		bitmap.Resize(int(bitutil.BytesForBits(int64(n))))
+		clear(bitmap.Bytes())
 		bitutil.CopyBitmap(valid, idxData.Offset(), n, bitmap.Bytes(), 0)
 	}
-	res := array.NewData(dt.ValueType, n, []*memory.Buffer{bitmap, offsets, data}, nil, nulls, 0)
+	res := array.NewData(typ, n, []*memory.Buffer{bitmap, offsets, data}, nil, nulls, 0)
 	for _, b := range []*memory.Buffer{bitmap, offsets, data} {
 		if b != nil {
 			b.Release()
@@ -112,6 +123,19 @@ func expandShort(indices []int32, isValid validity, dictOffsets []int32, dictByt
 	data.Resize(len(indices)*maxLen + 8*k)
 	dst := data.Bytes()
 	var o int32
+	if k == 1 && isValid.bits == nil {
+		// Values of at most 8 bytes and no NULLs, the common case: one word a row.
+		for i, ix := range indices {
+			if uint32(ix) >= uint32(nd) {
+				return fmt.Errorf("index %d outside a dictionary of %d values", ix, nd)
+			}
+			binary.LittleEndian.PutUint64(dst[o:], words[ix])
+			o += lens[ix]
+			out[i+1] = o
+		}
+		data.ResizeNoShrink(int(o))
+		return nil
+	}
 	for i, ix := range indices {
 		if isValid.at(i) {
 			if uint32(ix) >= uint32(nd) {

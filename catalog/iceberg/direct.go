@@ -32,8 +32,9 @@ import (
 // the distinct values) and expanded into plain values in one pass (expandDictionary), where
 // iceberg-go's reader (which cannot ask for dictionaries) decodes every value through a builder.
 // Fixed-width columns (integers, dates, timestamps, decimals stored as integers, floats) whose
-// chunks fixedchunk.Supports are decoded by fixedchunk, straight from their pages, into
-// buffers that a read the column cache does not keep recycles from batch to batch.
+// chunks fixedchunk.Supports are decoded by fixedchunk, straight from their pages, and so are
+// the indices of the columns read as dictionaries (then expanded); both into buffers that a
+// read the column cache does not keep recycles from batch to batch.
 // Any task that does not qualify, or whose file does not, is read by iceberg-go as before.
 // Direct reads are what the column cache (column_cache.go) keeps: the batches of each row group
 // and column, cut at directBatchRows whichever columns a read asks for, so that a row group's
@@ -457,30 +458,14 @@ func (r *directReader) openGroup(g int) (*groupRead, error) {
 	gr.fresh = make([][]arrow.Array, len(gr.missing))
 	gr.fixed = make([]*fixedchunk.Reader, len(gr.missing))
 	var leaves []int // read by rr
-	rg := r.src.pf.RowGroup(g)
 	for j, i := range gr.missing {
-		leaf := r.plan.leaves[i]
-		cc, err := rg.MetaData().ColumnChunk(leaf)
-		if err != nil {
+		if gr.fixed[j], err = r.chunkDecoder(g, i); err != nil {
 			gr.release()
 			return nil, err
 		}
-		col := r.src.meta.Schema.Column(leaf)
-		if !fixedchunk.Supports(col, cc, r.plan.types[i]) {
-			leaves = append(leaves, leaf)
-			continue
+		if gr.fixed[j] == nil {
+			leaves = append(leaves, r.plan.leaves[i])
 		}
-		pages, err := rg.GetColumnPageReader(leaf)
-		if err != nil {
-			gr.release()
-			return nil, err
-		}
-		if gr.fixed[j], err = fixedchunk.NewReader(pages, col, r.plan.types[i], r.fixedAlloc()); err != nil {
-			_ = pages.Close()
-			gr.release()
-			return nil, err
-		}
-		r.task.state.table.cat.fixedChunks.Add(1)
 	}
 	if len(leaves) > 0 {
 		if gr.rr, err = fr.GetRecordReader(r.src.ctx, leaves, []int{g}); err != nil {
@@ -489,6 +474,39 @@ func (r *directReader) openGroup(g int) (*groupRead, error) {
 		}
 	}
 	return gr, nil
+}
+
+// chunkDecoder is the fixedchunk reader of plan leaf i in row group g: its indices for a leaf
+// read as a dictionary, its values for a fixed-width one that fixedchunk.Supports; nil when
+// arrow-go's reader is to read it.
+func (r *directReader) chunkDecoder(g, i int) (*fixedchunk.Reader, error) {
+	leaf := r.plan.leaves[i]
+	rg := r.src.pf.RowGroup(g)
+	cc, err := rg.MetaData().ColumnChunk(leaf)
+	if err != nil {
+		return nil, err
+	}
+	col := r.src.meta.Schema.Column(leaf)
+	flat := col.MaxRepetitionLevel() == 0 && col.MaxDefinitionLevel() <= 1
+	if !(r.plan.dict[i] && flat) && !fixedchunk.Supports(col, cc, r.plan.types[i]) {
+		return nil, nil
+	}
+	pages, err := rg.GetColumnPageReader(leaf)
+	if err != nil {
+		return nil, err
+	}
+	var dec *fixedchunk.Reader
+	if r.plan.dict[i] {
+		dec, err = fixedchunk.NewIndexReader(pages, col, r.fixedAlloc())
+	} else {
+		dec, err = fixedchunk.NewReader(pages, col, r.plan.types[i], r.fixedAlloc())
+	}
+	if err != nil {
+		_ = pages.Close()
+		return nil, err
+	}
+	r.task.state.table.cat.fixedChunks.Add(1)
+	return dec, nil
 }
 
 // fixedAlloc is what fixed-width columns are decoded into: the file's allocator when the
@@ -554,7 +572,7 @@ func (r *directReader) nextBatch(g *groupRead) (read []arrow.Array, rows int64, 
 	fromRR := 0
 	for j, i := range g.missing {
 		if f := g.fixed[j]; f != nil {
-			if read[i], err = f.Next(int(rows)); err != nil {
+			if read[i], err = r.decode(f, i, int(rows)); err != nil {
 				releaseAll(read)
 				return nil, 0, false, err
 			}
@@ -600,6 +618,18 @@ func (r *directReader) nextBatch(g *groupRead) (read []arrow.Array, rows int64, 
 	g.next++
 	g.done += rows
 	return read, rows, false, nil
+}
+
+// decode reads the next n rows of plan leaf i from its fixedchunk reader: its values, or for
+// a leaf read as a dictionary its indices expanded into values.
+func (r *directReader) decode(f *fixedchunk.Reader, i, n int) (arrow.Array, error) {
+	col, err := f.Next(n)
+	if err != nil || !r.plan.dict[i] {
+		return col, err
+	}
+	defer col.Release()
+	offsets, values := f.Dictionary()
+	return expandIndices(r.plan.types[i], col.(*array.Int32), offsets, values, r.fixedAlloc())
 }
 
 // cachedBatches is how many batches the group's cached leaves hold (g.next when none is

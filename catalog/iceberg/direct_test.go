@@ -201,16 +201,19 @@ func TestAllDictionaryPages(t *testing.T) {
 func TestExpandDictionary(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
+	someNull := []bool{false, false, false, true, false, false, true, false, false}
+	noNull := make([]bool, len(someNull))
 	for _, longest := range []string{"zzz", "a value of twenty-two", "a value longer than thirty-two bytes"} {
-		testExpandDictionary(t, mem, []string{"x", "", "yy", "", longest, "x", "", "yy", longest})
+		for _, null := range [][]bool{someNull, noNull} {
+			testExpandDictionary(t, mem, []string{"x", "", "yy", "", longest, "x", "", "yy", longest}, null)
+		}
 	}
 }
 
-func testExpandDictionary(t *testing.T, mem memory.Allocator, want []string) {
+func testExpandDictionary(t *testing.T, mem memory.Allocator, want []string, null []bool) {
 	for _, vt := range []arrow.DataType{arrow.BinaryTypes.String, arrow.BinaryTypes.Binary} {
 		dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: vt}
 		b := array.NewDictionaryBuilder(mem, dt)
-		null := []bool{false, false, false, true, false, false, true, false, false}
 		for i, v := range want {
 			switch {
 			case null[i]:

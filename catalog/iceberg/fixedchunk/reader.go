@@ -6,6 +6,10 @@
 // its lookup table value by value, and a separate widening pass for decimals; this reads each
 // value once into the array it ends in. What it does not decode (other encodings, nesting,
 // other types) a caller reads with arrow-go's reader; Supports says which is which.
+//
+// A flat BYTE_ARRAY column whose data pages are all dictionary-encoded it reads as its indices
+// (NewIndexReader): int32 arrays of positions in the chunk's dictionary (Dictionary), which the
+// caller expands into values.
 package fixedchunk
 
 import (
@@ -48,10 +52,12 @@ func Supports(col *schema.Column, cc *metadata.ColumnChunkMetaData, typ arrow.Da
 }
 
 // layout is how a physical value becomes an array element: from size bytes to elem bytes,
-// widened to a decimal128 (sign-extended) when widen.
+// widened to a decimal128 (sign-extended) when widen. An index layout reads dictionary indices
+// (4-byte elements) and keeps the dictionary's byte arrays as they are.
 type layout struct {
 	size, elem int
 	widen      bool
+	index      bool
 }
 
 func layoutOf(phys parquet.Type, typ arrow.DataType) (layout, bool) {
@@ -91,8 +97,12 @@ type Reader struct {
 	maxDef int
 	mem    memory.Allocator
 	// dict is the chunk's dictionary in element layout, dictN entries; nil before its page.
-	dict  []byte
-	dictN int
+	// An index reader keeps it as byte arrays instead: value j is
+	// dictBytes[dictOffsets[j]:dictOffsets[j+1]].
+	dict        []byte
+	dictN       int
+	dictOffsets []int32
+	dictBytes   []byte
 	// The current data page: left values (levels) of it not yet read, its definition levels
 	// (nil for a required column), and its values: indices into dict, or plain values.
 	left    int
@@ -112,6 +122,21 @@ func NewReader(pages file.PageReader, col *schema.Column, typ arrow.DataType, me
 	return &Reader{pages: pages, typ: typ, lay: lay, maxDef: int(col.MaxDefinitionLevel()), mem: mem,
 		scratch: make([]uint32, 1024)}, nil
 }
+
+// NewIndexReader reads the chunk of a flat BYTE_ARRAY column (col) whose data pages are all
+// dictionary-encoded as its indices: Next gives int32 arrays of positions in Dictionary. A plain
+// data page is an error.
+func NewIndexReader(pages file.PageReader, col *schema.Column, mem memory.Allocator) (*Reader, error) {
+	if col.PhysicalType() != parquet.Types.ByteArray || col.MaxRepetitionLevel() != 0 || col.MaxDefinitionLevel() > 1 {
+		return nil, fmt.Errorf("column %s (%s) is not read as dictionary indices here", col.Path(), col.PhysicalType())
+	}
+	return &Reader{pages: pages, typ: arrow.PrimitiveTypes.Int32, lay: layout{size: 4, elem: 4, index: true},
+		maxDef: int(col.MaxDefinitionLevel()), mem: mem, scratch: make([]uint32, 1024)}, nil
+}
+
+// Dictionary is an index reader's dictionary once Next has read past its page: value j is
+// bytes[offsets[j]:offsets[j+1]] (len(offsets) is one more than its values; nil before).
+func (r *Reader) Dictionary() (offsets []int32, bytes []byte) { return r.dictOffsets, r.dictBytes }
 
 // Close releases the page reader.
 func (r *Reader) Close() error { return r.pages.Close() }
@@ -241,6 +266,9 @@ func (r *Reader) nextPage() error {
 		}
 		switch enc {
 		case parquet.Encodings.Plain:
+			if r.lay.index {
+				return errors.New("plain data page in a column read as dictionary indices")
+			}
 			r.indices, r.plain = nil, data
 		case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
 			if r.dict == nil {
@@ -284,6 +312,9 @@ func (r *Reader) readDictionary(p *file.DictionaryPage) error {
 	}
 	n := int(p.NumValues())
 	data := p.Data()
+	if r.lay.index {
+		return r.readByteArrayDictionary(n, data)
+	}
 	if n < 0 || n*r.lay.size > len(data) {
 		return fmt.Errorf("dictionary page of %d bytes declares %d values", len(data), n)
 	}
@@ -291,6 +322,31 @@ func (r *Reader) readDictionary(p *file.DictionaryPage) error {
 	r.dict = bytesOf(make([]uint64, (size+7)/8))[:size] // aligned for every element type
 	r.dictN = n
 	convert(r.dict, data[:n*r.lay.size], r.lay)
+	return nil
+}
+
+// readByteArrayDictionary keeps a dictionary page's n plain byte arrays (each a 4-byte
+// little-endian length, then its bytes).
+func (r *Reader) readByteArrayDictionary(n int, data []byte) error {
+	if n < 0 || n > len(data)/4 {
+		return fmt.Errorf("dictionary page of %d bytes declares %d values", len(data), n)
+	}
+	offsets := make([]int32, n+1)
+	values := make([]byte, 0, len(data)-4*n)
+	for j := range n {
+		if len(data) < 4 {
+			return errTruncated
+		}
+		size := binary.LittleEndian.Uint32(data)
+		if uint64(size) > uint64(len(data)-4) {
+			return errTruncated
+		}
+		values = append(values, data[4:4+size]...)
+		offsets[j+1] = int32(len(values))
+		data = data[4+size:]
+	}
+	r.dictOffsets, r.dictBytes, r.dictN = offsets, values, n
+	r.dict = values[:0:0] // not nil: the dictionary is read
 	return nil
 }
 
@@ -371,8 +427,22 @@ func (r *Reader) values(dst []byte, m int) error {
 			if int(h.value) >= r.dictN {
 				return fmt.Errorf("dictionary index %d outside a dictionary of %d values", h.value, r.dictN)
 			}
-			fill(at, r.dict[int(h.value)*lay.elem:][:lay.elem])
+			if lay.index {
+				var v [4]byte
+				binary.LittleEndian.PutUint32(v[:], h.value)
+				fill(at, v[:])
+			} else {
+				fill(at, r.dict[int(h.value)*lay.elem:][:lay.elem])
+			}
 			h.skip(c)
+		} else if lay.index {
+			idx := castBytes[uint32](at)
+			h.unpack(idx)
+			for _, x := range idx {
+				if int(x) >= r.dictN {
+					return fmt.Errorf("dictionary index %d outside a dictionary of %d values", x, r.dictN)
+				}
+			}
 		} else {
 			for o := 0; o < c; {
 				s := r.scratch[:min(c-o, len(r.scratch))]

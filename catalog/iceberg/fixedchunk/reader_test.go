@@ -350,3 +350,132 @@ func TestReaderSurvivesCorruptPages(t *testing.T) {
 		}
 	}
 }
+
+// writeStrings writes rows strings drawn from distinct values (about nullShare NULL) as one
+// optional column, in row groups of groupRows.
+func writeStrings(t *testing.T, seed uint64, rows, distinct, groupRows int, nullShare float64, props []parquet.WriterProperty) []byte {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 2))
+	mem := memory.NewGoAllocator()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	b := array.NewStringBuilder(mem)
+	defer b.Release()
+	for range rows {
+		if r.Float64() < nullShare {
+			b.AppendNull()
+			continue
+		}
+		v := r.IntN(distinct)
+		b.Append(strings.Repeat(fmt.Sprint(v), v%4) + fmt.Sprint("#", v))
+	}
+	col := b.NewArray()
+	defer col.Release()
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(rows))
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(schema, &buf, parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(int64(groupRows))}, props...)...), pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// An index reader gives, batch by batch, the positions of each row's value in the chunk's
+// dictionary (NULL rows NULL), under every layout whose pages are all dictionary-encoded; a
+// plain page is an error.
+func TestIndexReaderGivesDictionaryPositions(t *testing.T) {
+	for li, l := range layouts {
+		for _, c := range []struct {
+			distinct  int
+			nullShare float64
+		}{{5, 0}, {40, 0.3}, {3000, 0}} {
+			t.Run(fmt.Sprintf("%s/distinct=%d/nulls=%v", l.name, c.distinct, c.nullShare), func(t *testing.T) {
+				data := writeStrings(t, uint64(li*100+c.distinct), 3000, c.distinct, 2048, c.nullShare, l.props)
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				pf, err := file.NewParquetReader(bytes.NewReader(data), file.WithReadProps(parquet.NewReaderProperties(mem)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer pf.Close()
+				fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 700}, mem)
+				if err != nil {
+					t.Fatal(err)
+				}
+				col := pf.MetaData().Schema.Column(0)
+				for g := range pf.NumRowGroups() {
+					cc, err := pf.MetaData().RowGroup(g).ColumnChunk(0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					allDict := true
+					for _, st := range cc.EncodingStats() {
+						if (st.PageType == 0 || st.PageType == 3) && st.Encoding != parquet.Encodings.RLEDict && st.Encoding != parquet.Encodings.PlainDict {
+							allDict = false
+						}
+					}
+					pages, err := pf.RowGroup(g).GetColumnPageReader(0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rd, err := NewIndexReader(pages, col, mem)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rr, err := fr.GetRecordReader(context.Background(), []int{0}, []int{g})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for b := 0; rr.Next(); b++ {
+						want := rr.RecordBatch().Column(0).(*array.String)
+						got, err := rd.Next(want.Len())
+						if !allDict && err != nil {
+							if !strings.Contains(err.Error(), "plain data page") {
+								t.Fatalf("row group %d: a chunk with plain pages gave %v", g, err)
+							}
+							allDict = true // the error came
+							break
+						}
+						if err != nil {
+							t.Fatalf("row group %d batch %d: %v", g, b, err)
+						}
+						if !allDict {
+							got.Release()
+							continue
+						}
+						offsets, values := rd.Dictionary()
+						idx := got.(*array.Int32)
+						if idx.NullN() != want.NullN() {
+							t.Fatalf("row group %d batch %d: %d NULLs, want %d", g, b, idx.NullN(), want.NullN())
+						}
+						for i := range want.Len() {
+							if want.IsNull(i) != idx.IsNull(i) {
+								t.Fatalf("row group %d batch %d row %d: NULL %v, want %v", g, b, i, idx.IsNull(i), want.IsNull(i))
+							}
+							if want.IsValid(i) {
+								j := idx.Value(i)
+								if v := string(values[offsets[j]:offsets[j+1]]); v != want.Value(i) {
+									t.Fatalf("row group %d batch %d row %d: %q, want %q", g, b, i, v, want.Value(i))
+								}
+							}
+						}
+						got.Release()
+					}
+					rr.Release()
+					if err := rd.Close(); err != nil {
+						t.Fatal(err)
+					}
+					if !allDict {
+						t.Fatalf("row group %d: a chunk with plain pages was read as indices to its end", g)
+					}
+				}
+			})
+		}
+	}
+}
