@@ -38,6 +38,9 @@ func NewCall(name string, args []Expr) (Expr, error) {
 	if e := newInConst(call); e != nil {
 		return e, nil
 	}
+	if e := newLikeConst(call); e != nil {
+		return e, nil
+	}
 	if e := newArithConst(call); e != nil {
 		return e, nil
 	}

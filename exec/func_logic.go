@@ -5,6 +5,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/cachedb/cachedb/internal/errs"
 )
@@ -104,9 +106,28 @@ func resolveNot(types []arrow.DataType) (Kernel, arrow.DataType, error) {
 		return nil, nil, err
 	}
 	return unaryKernel(boolType, func(tc *TaskContext, a arrow.Array) (arrow.Array, error) {
-		b := a.(*array.Boolean)
-		return mapValid(newBoolBuilder(tc.Alloc), a, func(i int) bool { return !b.Value(i) }), nil
+		return notBits(tc.Alloc, a.(*array.Boolean)), nil
 	}), boolType, nil
+}
+
+// notBits is NOT b: its values inverted a word at a time (FALSE under NULL), its NULLs kept.
+func notBits(mem memory.Allocator, b *array.Boolean) arrow.Array {
+	n, off := b.Len(), b.Data().Offset()
+	values := memory.NewResizableBuffer(mem)
+	defer values.Release()
+	values.Resize(int(bitutil.BytesForBits(int64(n))))
+	bitutil.InvertBitmap(b.Data().Buffers()[1].Bytes(), off, n, values.Bytes(), 0)
+	var validity *memory.Buffer
+	if b.NullN() > 0 {
+		validity = memory.NewResizableBuffer(mem)
+		defer validity.Release()
+		validity.Resize(int(bitutil.BytesForBits(int64(n))))
+		bitutil.CopyBitmap(b.NullBitmapBytes(), off, n, validity.Bytes(), 0)
+		bitutil.BitmapAnd(values.Bytes(), validity.Bytes(), 0, 0, values.Bytes(), 0, int64(n))
+	}
+	out := array.NewData(arrow.FixedWidthTypes.Boolean, n, []*memory.Buffer{validity, values}, nil, b.NullN(), 0)
+	defer out.Release()
+	return array.MakeFromData(out)
 }
 
 // resolveIs resolves IS [NOT] NULL / TRUE / FALSE; the result is never NULL.
