@@ -192,8 +192,9 @@ bench-membership: build
 SF ?= 1
 TPCH_RUNS ?= 3
 TPCH_TIMEOUT ?= 120
+TPCH_WARMUP ?= 1
 bench-tpch: build
-	$(PYTHON) bench/tpch/main.py --sf $(SF) --runs $(TPCH_RUNS) --timeout $(TPCH_TIMEOUT)
+	$(PYTHON) bench/tpch/main.py --sf $(SF) --runs $(TPCH_RUNS) --warmup $(TPCH_WARMUP) --timeout $(TPCH_TIMEOUT)
 
 # Bulk ingest of 1,000,000 mixed rows through ADBC, pandas to_sql and polars write_database, each
 # against reading the same rows back in the same run (the ratio); writes bench/results/ingest.json.

@@ -49,6 +49,12 @@ func TestGroupTableFixedKeys(t *testing.T) {
 			b.AppendValues([]int64{5, -5, 5, 0, 0, math.MinInt64, math.MaxInt64, 0}, []bool{true, true, true, false, true, true, true, false})
 			return b.NewArray()
 		}, []uint32{0, 1, 0, 2, 3, 4, 5, 2}},
+		{"int64 in runs, NULLs between", func(mem memory.Allocator) arrow.Array {
+			b := array.NewInt64Builder(mem)
+			defer b.Release()
+			b.AppendValues([]int64{5, 5, 0, 0, 5, 5, 9, 9, 0, 0}, []bool{true, true, false, true, true, true, true, true, false, false})
+			return b.NewArray()
+		}, []uint32{0, 0, 1, 2, 0, 0, 3, 3, 1, 1}},
 		{"float64", func(mem memory.Allocator) arrow.Array {
 			b := array.NewFloat64Builder(mem)
 			defer b.Release()

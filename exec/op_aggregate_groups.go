@@ -175,27 +175,37 @@ func floatKeyBits(v float64) uint64 {
 }
 
 // assignKeys looks up every row's 64-bit key (keys[i] for row i of arr), creating groups for new
-// keys; NULL rows of arr share one group.
+// keys; NULL rows of arr share one group. A row whose key is the row before's takes its group
+// without a lookup: tables stored sorted or clustered by the key (TPC-H's lineitem by
+// l_orderkey) hand in runs of equal keys, whose lookups miss the cache once the table is large.
 func (t *aggGroupTable) assignKeys(arr arrow.Array, keys []uint64, ids []uint32) {
 	nulls := arr.NullN() > 0
 	m := &t.fixed
+	var prevKey uint64
+	var prevID uint32
+	havePrev := false
 	for i, k := range keys {
 		if nulls && arr.IsNull(i) {
 			if t.nullID < 0 {
 				t.nullID = int64(t.newGroup(i))
 			}
 			ids[i] = uint32(t.nullID)
+			havePrev = false
 			continue
 		}
-		if id, ok := m.get(k); ok {
-			ids[i] = id
+		if havePrev && k == prevKey {
+			ids[i] = prevID
 			continue
 		}
-		id, found := m.lookupOrInsert(k, uint32(t.n))
-		if !found {
-			t.newGroup(i)
+		id, ok := m.get(k)
+		if !ok {
+			var found bool
+			if id, found = m.lookupOrInsert(k, uint32(t.n)); !found {
+				t.newGroup(i)
+			}
 		}
 		ids[i] = id
+		prevKey, prevID, havePrev = k, id, true
 	}
 }
 
