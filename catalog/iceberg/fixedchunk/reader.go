@@ -32,14 +32,17 @@ import (
 // arrow-go's reader gives the column), is decoded here: a column that is not repeated and
 // nested at most as an optional field, of physical type INT32 read as int32, date32 or a
 // decimal, INT64 read as int64, a timestamp, time64 or a decimal, FLOAT read as float32 or
-// DOUBLE read as float64, whose chunk uses no encoding but PLAIN, RLE (for levels) and
-// dictionary encoding.
+// DOUBLE read as float64, whose chunk lists its encodings and uses none but PLAIN, RLE (for
+// levels) and dictionary encoding.
 func Supports(col *schema.Column, cc *metadata.ColumnChunkMetaData, typ arrow.DataType) bool {
 	if col.MaxRepetitionLevel() != 0 || col.MaxDefinitionLevel() > 1 || cc.Type() != col.PhysicalType() {
 		return false
 	}
 	if _, ok := layoutOf(col.PhysicalType(), typ); !ok {
 		return false
+	}
+	if len(cc.Encodings()) == 0 {
+		return false // a writer that lists none: its pages could be of any encoding
 	}
 	for _, e := range cc.Encodings() {
 		switch e {
