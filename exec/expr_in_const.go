@@ -189,18 +189,32 @@ func int64At(a arrow.Array, i int) (int64, bool) {
 	return 0, false
 }
 
+// castOperand evaluates operand over batch and casts it to t; ok is false when the cast fails,
+// for a specialized expression to evaluate its general form instead, which reports the error as
+// it does.
+func castOperand(ctx context.Context, tc *TaskContext, operand Expr, batch arrow.RecordBatch, t arrow.DataType) (arrow.Array, bool, error) {
+	v, err := operand.Eval(ctx, tc, batch)
+	if err != nil {
+		return nil, false, err
+	}
+	cv, err := CastArray(ctx, tc, v, t)
+	v.Release()
+	if err != nil {
+		return nil, false, nil
+	}
+	return cv, true, nil
+}
+
 func (e *inConstExpr) Eval(ctx context.Context, tc *TaskContext, batch arrow.RecordBatch) (arrow.Array, error) {
 	e.once.Do(func() { e.build(ctx, tc) })
 	if !e.ok {
 		return e.general.Eval(ctx, tc, batch)
 	}
-	v, err := e.operand.Eval(ctx, tc, batch)
+	cv, ok, err := castOperand(ctx, tc, e.operand, batch, e.cmpType)
 	if err != nil {
 		return nil, err
 	}
-	cv, err := CastArray(ctx, tc, v, e.cmpType)
-	v.Release()
-	if err != nil {
+	if !ok {
 		return e.general.Eval(ctx, tc, batch) // the general kernel reports the error as it does
 	}
 	defer cv.Release()

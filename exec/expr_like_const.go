@@ -94,14 +94,12 @@ func (e *likeConstExpr) Eval(ctx context.Context, tc *TaskContext, batch arrow.R
 	if !e.ok {
 		return e.general.Eval(ctx, tc, batch)
 	}
-	v, err := e.operand.Eval(ctx, tc, batch)
+	cv, ok, err := castOperand(ctx, tc, e.operand, batch, arrow.BinaryTypes.String)
 	if err != nil {
 		return nil, err
 	}
-	cv, err := CastArray(ctx, tc, v, arrow.BinaryTypes.String)
-	v.Release()
-	if err != nil {
-		return e.general.Eval(ctx, tc, batch) // the general kernel reports the error as it does
+	if !ok {
+		return e.general.Eval(ctx, tc, batch)
 	}
 	defer cv.Release()
 	x, ok := cv.(*array.String)

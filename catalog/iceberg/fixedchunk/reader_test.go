@@ -100,9 +100,14 @@ func writeFile(t testing.TB, seed uint64, rows, distinct, groupRows int, nullSha
 	for _, c := range cols {
 		c.Release()
 	}
+	return writeParquet(t, rec, append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(int64(groupRows)), parquet.WithStoreDecimalAsInteger(true)}, props...))
+}
+
+// writeParquet writes rec as a Parquet file with the writer properties given.
+func writeParquet(t testing.TB, rec arrow.RecordBatch, props []parquet.WriterProperty) []byte {
+	t.Helper()
 	var buf bytes.Buffer
-	all := append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(int64(groupRows)), parquet.WithStoreDecimalAsInteger(true)}, props...)
-	w, err := pqarrow.NewFileWriter(schema, &buf, parquet.NewWriterProperties(all...), pqarrow.DefaultWriterProps())
+	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, parquet.NewWriterProperties(props...), pqarrow.DefaultWriterProps())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,19 +247,9 @@ func TestSupportsRefusesWhatItCannotDecode(t *testing.T) {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	var buf bytes.Buffer
-	props := parquet.NewWriterProperties(parquet.WithDictionaryDefault(false), parquet.WithEncodingFor("delta", parquet.Encodings.DeltaBinaryPacked), parquet.WithStoreDecimalAsInteger(true))
-	w, err := pqarrow.NewFileWriter(schema, &buf, props, pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	pf, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+	data := writeParquet(t, rec, []parquet.WriterProperty{parquet.WithDictionaryDefault(false),
+		parquet.WithEncodingFor("delta", parquet.Encodings.DeltaBinaryPacked), parquet.WithStoreDecimalAsInteger(true)})
+	pf, err := file.NewParquetReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,18 +367,7 @@ func writeStrings(t *testing.T, seed uint64, rows, distinct, groupRows int, null
 	defer col.Release()
 	rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(rows))
 	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(schema, &buf, parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(int64(groupRows))}, props...)...), pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return writeParquet(t, rec, append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(int64(groupRows))}, props...))
 }
 
 // An index reader gives, batch by batch, the positions of each row's value in the chunk's
