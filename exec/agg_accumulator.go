@@ -27,10 +27,22 @@ type aggAccumulator interface {
 	state(mem memory.Allocator) ([]arrow.Array, error)
 }
 
-// aggGrow extends s to n elements, filling new ones with fill.
+// aggGrow extends s to n elements, filling new ones with fill. Its capacity at least doubles
+// when it grows: append grows a large slice by a quarter, so a table of a million groups, grown
+// group by group, would be copied into some thirty slices of five times its final size in all.
 func aggGrow[T any](s []T, n int, fill T) []T {
-	for len(s) < n {
-		s = append(s, fill)
+	if n <= len(s) {
+		return s
+	}
+	if n > cap(s) {
+		grown := make([]T, len(s), max(n, 2*cap(s), 64))
+		copy(grown, s)
+		s = grown
+	}
+	at := len(s)
+	s = s[:n]
+	for i := at; i < n; i++ {
+		s[i] = fill
 	}
 	return s
 }
