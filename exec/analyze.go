@@ -107,8 +107,9 @@ func (r *analyzedReader) Next() bool {
 	return ok
 }
 
-// batchBytes sums the lengths of all buffers referenced by b's columns (children and
-// dictionaries included). Buffers shared by several columns or sliced views count in full.
+// batchBytes is what b's rows take in its columns: for fixed-width, string and binary columns the
+// bytes of b's rows only (a slice of a large array counts its rows, not the whole array), for
+// other columns every buffer they reference (children and dictionaries included), in full.
 func batchBytes(b arrow.RecordBatch) int64 {
 	var n int64
 	for _, c := range b.Columns() {
@@ -118,8 +119,28 @@ func batchBytes(b arrow.RecordBatch) int64 {
 }
 
 func dataBytes(d arrow.ArrayData) int64 {
+	rows := int64(d.Len())
+	bufs := d.Buffers()
+	var validity int64
+	if len(bufs) > 0 && bufs[0] != nil {
+		validity = (rows + 7) / 8
+	}
+	switch t := d.DataType().(type) {
+	case *arrow.DictionaryType:
+	case arrow.FixedWidthDataType:
+		return validity + (int64(t.BitWidth())*rows+7)/8
+	case *arrow.StringType, *arrow.BinaryType:
+		if len(bufs) < 2 || bufs[1] == nil || rows == 0 {
+			break
+		}
+		offsets := arrow.Int32Traits.CastFromBytes(bufs[1].Bytes())
+		if len(offsets) < d.Offset()+d.Len()+1 {
+			break
+		}
+		return validity + 4*(rows+1) + int64(offsets[d.Offset()+d.Len()]-offsets[d.Offset()])
+	}
 	var n int64
-	for _, buf := range d.Buffers() {
+	for _, buf := range bufs {
 		if buf != nil {
 			n += int64(buf.Len())
 		}
