@@ -126,7 +126,7 @@ func dataBytes(d arrow.ArrayData) int64 {
 		validity = (rows + 7) / 8
 	}
 	switch t := d.DataType().(type) {
-	case *arrow.DictionaryType:
+	case *arrow.DictionaryType: // fixed-width indices, but its dictionary counts too: below
 	case arrow.FixedWidthDataType:
 		return validity + (int64(t.BitWidth())*rows+7)/8
 	case *arrow.StringType, *arrow.BinaryType:

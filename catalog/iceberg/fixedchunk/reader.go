@@ -99,13 +99,14 @@ type Reader struct {
 	lay    layout
 	maxDef int
 	mem    memory.Allocator
-	// dict is the chunk's dictionary in element layout, dictN entries; nil before its page.
+	// dict is the chunk's dictionary in element layout, dictN entries.
 	// An index reader keeps it as byte arrays instead: value j is
 	// dictBytes[dictOffsets[j]:dictOffsets[j+1]].
 	dict        []byte
 	dictN       int
 	dictOffsets []int32
 	dictBytes   []byte
+	haveDict    bool // the chunk's dictionary page is read
 	// The current data page: left values (levels) of it not yet read, its definition levels
 	// (nil for a required column), and its values: indices into dict, or plain values.
 	left    int
@@ -147,42 +148,46 @@ func (r *Reader) Close() error { return r.pages.Close() }
 // Next decodes the chunk's next n rows into an array of the reader's type; an error when the
 // chunk holds fewer or its pages are malformed.
 func (r *Reader) Next(n int) (arrow.Array, error) {
-	elem := r.lay.elem
 	data := memory.NewResizableBuffer(r.mem)
-	data.Resize(n * elem)
-	out := data.Bytes()
-	var valid *memory.Buffer
-	nulls := 0
+	defer data.Release()
+	data.Resize(n * r.lay.elem)
+	valid, nulls, err := r.fill(data.Bytes(), n)
+	if valid != nil {
+		defer valid.Release()
+	}
+	if err != nil {
+		return nil, err
+	}
+	buffers := []*memory.Buffer{nil, data}
+	if nulls > 0 {
+		buffers[0] = valid
+	}
+	d := array.NewData(r.typ, n, buffers, nil, nulls, 0)
+	defer d.Release()
+	return array.MakeFromData(d), nil
+}
+
+// fill decodes the chunk's next n rows into out (n elements), reading pages as it needs them;
+// it returns their validity bitmap (nil while every row is valid) and their NULL count.
+func (r *Reader) fill(out []byte, n int) (valid *memory.Buffer, nulls int, err error) {
+	elem := r.lay.elem
 	for filled := 0; filled < n; {
 		if r.left == 0 {
 			if err := r.nextPage(); err != nil {
-				data.Release()
-				if valid != nil {
-					valid.Release()
-				}
-				return nil, err
+				return valid, 0, err
 			}
 			continue
 		}
 		k := min(r.left, n-filled)
 		m := k
 		if r.defs != nil {
-			var err error
 			if m, valid, err = r.levels(k, filled, n, valid); err != nil {
-				data.Release()
-				if valid != nil {
-					valid.Release()
-				}
-				return nil, err
+				return valid, 0, err
 			}
 		}
 		seg := out[filled*elem : (filled+k)*elem]
 		if err := r.values(seg[:m*elem], m); err != nil {
-			data.Release()
-			if valid != nil {
-				valid.Release()
-			}
-			return nil, err
+			return valid, 0, err
 		}
 		if m < k {
 			spread(seg, valid.Bytes(), filled, k, m, elem)
@@ -191,19 +196,7 @@ func (r *Reader) Next(n int) (arrow.Array, error) {
 		filled += k
 		r.left -= k
 	}
-	buffers := []*memory.Buffer{nil, data}
-	if nulls > 0 {
-		buffers[0] = valid
-	} else if valid != nil {
-		valid.Release()
-	}
-	d := array.NewData(r.typ, n, buffers, nil, nulls, 0)
-	defer d.Release()
-	if buffers[0] != nil {
-		buffers[0].Release()
-	}
-	data.Release()
-	return array.MakeFromData(d), nil
+	return valid, nulls, nil
 }
 
 // nextPage makes the chunk's next data page current, reading a dictionary page on the way.
@@ -274,7 +267,7 @@ func (r *Reader) nextPage() error {
 			}
 			r.indices, r.plain = nil, data
 		case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
-			if r.dict == nil {
+			if !r.haveDict {
 				return errors.New("dictionary-encoded data page before a dictionary page")
 			}
 			if len(data) < 1 {
@@ -323,6 +316,7 @@ func (r *Reader) readDictionary(p *file.DictionaryPage) error {
 	}
 	size := max(n, 1) * r.lay.elem
 	r.dict = bytesOf(make([]uint64, (size+7)/8))[:size] // aligned for every element type
+	r.haveDict = true
 	r.dictN = n
 	convert(r.dict, data[:n*r.lay.size], r.lay)
 	return nil
@@ -349,7 +343,7 @@ func (r *Reader) readByteArrayDictionary(n int, data []byte) error {
 		data = data[4+size:]
 	}
 	r.dictOffsets, r.dictBytes, r.dictN = offsets, values, n
-	r.dict = values[:0:0] // not nil: the dictionary is read
+	r.haveDict = true
 	return nil
 }
 

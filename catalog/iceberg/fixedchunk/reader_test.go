@@ -120,21 +120,29 @@ func writeParquet(t testing.TB, rec arrow.RecordBatch, props []parquet.WriterPro
 	return buf.Bytes()
 }
 
-// compareWithArrowReader decodes every column of every row group of data in batches of
-// batch rows and checks each batch against arrow-go's reader of the same rows.
-func compareWithArrowReader(t *testing.T, data []byte, batch int) {
+// openFile opens data with a checked allocator (the test fails if anything of it is left
+// allocated at the end) and arrow-go's Arrow reader over it, in batches of batch rows.
+func openFile(t *testing.T, data []byte, batch int) (memory.Allocator, *file.Reader, *pqarrow.FileReader) {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	pf, err := file.NewParquetReader(bytes.NewReader(data), file.WithReadProps(parquet.NewReaderProperties(mem)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pf.Close()
+	t.Cleanup(func() { _ = pf.Close() })
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(batch)}, mem)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return mem, pf, fr
+}
+
+// compareWithArrowReader decodes every column of every row group of data in batches of
+// batch rows and checks each batch against arrow-go's reader of the same rows.
+func compareWithArrowReader(t *testing.T, data []byte, batch int) {
+	t.Helper()
+	mem, pf, fr := openFile(t, data, batch)
 	schema, err := fr.Schema()
 	if err != nil {
 		t.Fatal(err)
@@ -381,17 +389,7 @@ func TestIndexReaderGivesDictionaryPositions(t *testing.T) {
 		}{{5, 0}, {40, 0.3}, {3000, 0}} {
 			t.Run(fmt.Sprintf("%s/distinct=%d/nulls=%v", l.name, c.distinct, c.nullShare), func(t *testing.T) {
 				data := writeStrings(t, uint64(li*100+c.distinct), 3000, c.distinct, 2048, c.nullShare, l.props)
-				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				defer mem.AssertSize(t, 0)
-				pf, err := file.NewParquetReader(bytes.NewReader(data), file.WithReadProps(parquet.NewReaderProperties(mem)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer pf.Close()
-				fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 700}, mem)
-				if err != nil {
-					t.Fatal(err)
-				}
+				mem, pf, fr := openFile(t, data, 700)
 				col := pf.MetaData().Schema.Column(0)
 				for g := range pf.NumRowGroups() {
 					cc, err := pf.MetaData().RowGroup(g).ColumnChunk(0)
