@@ -7,10 +7,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/flightwire"
 	"github.com/cachedb/cachedb/internal/rpcerr"
 )
 
@@ -205,17 +205,17 @@ func (n *nodeService) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGet
 		return rpcerr.ToStatus(err)
 	}
 	defer rdr.Release()
-	w := flight.NewRecordWriter(stream, ipc.WithSchema(rdr.Schema()))
+	w := flightwire.NewWriter(stream, rdr.Schema())
 	defer w.Close()
 	for rdr.Next() {
-		if err := w.Write(rdr.RecordBatch()); err != nil {
+		if err := w.Write(rdr.RecordBatch(), nil); err != nil {
 			return err
 		}
 	}
 	if err := rdr.Err(); err != nil {
 		return rpcerr.ToStatus(err)
 	}
-	return nil
+	return w.Close()
 }
 
 // ListActions lists the node's actions, then the wrapped service's.

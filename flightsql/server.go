@@ -16,6 +16,7 @@ import (
 	"github.com/cachedb/cachedb/cluster/ticket"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/internal/auth"
+	"github.com/cachedb/cachedb/internal/flightwire"
 	"github.com/cachedb/cachedb/node"
 )
 
@@ -224,6 +225,7 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 		eng.SetDistributedAnalyzer(s.analyzeDistributed)
 	}
 	serverOpts := []grpc.ServerOption{
+		grpc.ForceServerCodecV2(flightwire.Codec()), // results are sent by flightwire
 		grpc.MaxRecvMsgSize(opts.MaxRecvBytes),
 		grpc.StatsHandler(&connTracker{ended: s.connectionEnded}),
 		grpc.ChainUnaryInterceptor(unaryInterceptor, s.authUnary, withSessionUnary),
@@ -233,7 +235,7 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 		serverOpts = append(serverOpts, grpc.Creds(credentials.NewTLS(opts.TLS)))
 	}
 	s.grpc = grpc.NewServer(serverOpts...)
-	var svc flight.FlightServer = &loadService{FlightServer: stopOnSendFailure{fsql.NewFlightServerWithAllocator(s, opts.Alloc)}, s: s}
+	var svc flight.FlightServer = &loadService{FlightServer: resultStreams{FlightServer: fsql.NewFlightServerWithAllocator(s, opts.Alloc), s: s}, s: s}
 	svc = &pathService{FlightServer: svc, s: s}
 	if opts.Extend != nil {
 		svc = opts.Extend(svc)

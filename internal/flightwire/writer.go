@@ -1,0 +1,185 @@
+// Package flightwire sends Arrow record batches as Flight data (FlightData messages) over a
+// gRPC stream with one copy of their bytes.
+//
+// arrow-go's flight.Writer copies each message's body into a buffer of its own, then gRPC's
+// proto codec allocates the encoded message (zeroed) and copies the body into it: three passes
+// over every byte before gRPC's transport copies it into its frames. Here the message is
+// encoded straight from the batch's buffers into a buffer reused from message to message (not
+// zeroed): one pass. The batch is the caller's again as soon as Write returns, whatever becomes
+// of the stream; a buffer gRPC never returns (its connection broke with the message unsent) is
+// collected as garbage.
+//
+// A server sending with Writer must encode with Codec (grpc.ForceServerCodecV2(Codec())); every
+// other message is encoded and decoded as by gRPC's proto codec.
+package flightwire
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Writer writes record batches of one schema to a stream as Flight data: the schema first (on
+// the first Write, or at Close when nothing was written), then each batch after the
+// dictionaries it needs. It is not safe for concurrent use.
+type Writer struct {
+	ipc    *ipc.Writer
+	sender *sender
+}
+
+// NewWriter returns a writer of batches of schema to stream, whose server encodes with Codec.
+func NewWriter(stream grpc.ServerStream, schema *arrow.Schema) *Writer {
+	s := &sender{stream: stream}
+	return &Writer{ipc: ipc.NewWriterWithPayloadWriter(s, ipc.WithSchema(schema)), sender: s}
+}
+
+// Write sends rec, with appMetadata (nil for none) on its message and on the dictionary
+// messages sent before it.
+func (w *Writer) Write(rec arrow.RecordBatch, appMetadata []byte) error {
+	w.sender.appMetadata = appMetadata
+	defer func() { w.sender.appMetadata = nil }()
+	return w.ipc.Write(rec)
+}
+
+// Close sends the schema if no batch was written (it sends nothing else) and releases the
+// dictionaries the writer keeps: call it when done with the writer, whatever happened before;
+// a second call does nothing.
+func (w *Writer) Close() error { return w.ipc.Close() }
+
+// sender is the ipc.PayloadWriter of a Writer: each payload becomes one Message, encoded while
+// the payload's buffers are held.
+type sender struct {
+	stream      grpc.ServerStream
+	appMetadata []byte
+}
+
+func (s *sender) Start() error { return nil }
+func (s *sender) Close() error { return nil }
+
+func (s *sender) WritePayload(p ipc.Payload) error {
+	m := &Message{AppMetadata: s.appMetadata}
+	if meta := p.Meta(); meta != nil {
+		defer meta.Release()
+		m.Header = meta.Bytes()
+	}
+	if err := p.SerializeBody(&m.body); err != nil {
+		return err
+	}
+	return s.stream.SendMsg(m)
+}
+
+// bodyPieces collects a payload's body as ipc.Payload.SerializeBody writes it: the payload's
+// buffers and their padding. Unlike an io.Writer it keeps the slices it is given, which stay
+// valid while the payload is held (until WritePayload returns), so the body is copied once,
+// when the Message is encoded.
+type bodyPieces [][]byte
+
+func (b *bodyPieces) Write(p []byte) (int, error) {
+	*b = append(*b, p)
+	return len(p), nil
+}
+
+// Message is one FlightData message: IPC metadata (Header), application metadata and a body.
+// Its slices must stay valid until it is encoded (sent).
+type Message struct {
+	Header, AppMetadata []byte
+	body                bodyPieces
+}
+
+// FlightData field numbers (Flight.proto).
+const (
+	fieldDataHeader  = 2
+	fieldAppMetadata = 3
+	fieldDataBody    = 1000
+)
+
+// encodedPool holds the buffers of encoded messages: gRPC returns each once its transport has
+// copied it out. Messages are mostly batches of up to a few MiB.
+var encodedPool = mem.NewTieredBufferPool(4<<10, 64<<10, 256<<10, 1<<20, 2<<20, 4<<20, 8<<20)
+
+// encode returns m as a FlightData message (its fields in field-number order, as gRPC's proto
+// codec writes them) in one buffer.
+func (m *Message) encode() mem.BufferSlice {
+	bodyLen := 0
+	for _, p := range m.body {
+		bodyLen += len(p)
+	}
+	size := 0
+	if len(m.Header) > 0 {
+		size += protowire.SizeTag(fieldDataHeader) + protowire.SizeBytes(len(m.Header))
+	}
+	if len(m.AppMetadata) > 0 {
+		size += protowire.SizeTag(fieldAppMetadata) + protowire.SizeBytes(len(m.AppMetadata))
+	}
+	if bodyLen > 0 {
+		size += protowire.SizeTag(fieldDataBody) + protowire.SizeBytes(bodyLen)
+	}
+	var buf *[]byte
+	if mem.IsBelowBufferPoolingThreshold(size) {
+		b := make([]byte, 0, size)
+		buf = &b
+	} else {
+		buf = encodedPool.Get(size)
+	}
+	out := (*buf)[:0]
+	if len(m.Header) > 0 {
+		out = protowire.AppendTag(out, fieldDataHeader, protowire.BytesType)
+		out = protowire.AppendBytes(out, m.Header)
+	}
+	if len(m.AppMetadata) > 0 {
+		out = protowire.AppendTag(out, fieldAppMetadata, protowire.BytesType)
+		out = protowire.AppendBytes(out, m.AppMetadata)
+	}
+	if bodyLen > 0 {
+		out = protowire.AppendTag(out, fieldDataBody, protowire.BytesType)
+		out = protowire.AppendVarint(out, uint64(bodyLen))
+		for _, p := range m.body {
+			out = append(out, p...)
+		}
+	}
+	*buf = out
+	if mem.IsBelowBufferPoolingThreshold(size) {
+		return mem.BufferSlice{mem.SliceBuffer(out)}
+	}
+	return mem.BufferSlice{mem.NewBuffer(buf, encodedPool)}
+}
+
+// String names the message's sizes (for logs of what gRPC sends).
+func (m *Message) String() string {
+	n := 0
+	for _, p := range m.body {
+		n += len(p)
+	}
+	return fmt.Sprintf("FlightData{header %d B, app metadata %d B, body %d B}", len(m.Header), len(m.AppMetadata), n)
+}
+
+// Codec returns the gRPC codec of a server that sends with Writer: Messages are encoded in one
+// copy, every other message as by gRPC's proto codec (whose name it has).
+func Codec() encoding.CodecV2 {
+	return codec{base: encoding.GetCodecV2(grpcproto.Name)}
+}
+
+type codec struct{ base encoding.CodecV2 }
+
+func (c codec) Marshal(v any) (mem.BufferSlice, error) {
+	if m, ok := v.(*Message); ok {
+		return m.encode(), nil
+	}
+	return c.base.Marshal(v)
+}
+
+func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
+	if _, ok := v.(*Message); ok {
+		return errors.New("flightwire: a Message is only sent")
+	}
+	return c.base.Unmarshal(data, v)
+}
+
+func (c codec) Name() string { return c.base.Name() }
