@@ -45,10 +45,7 @@ func (rt *Runtime) Materialize(ctx context.Context, req cluster.MaterializeReque
 	if err != nil {
 		return cluster.PartitionStats{}, err
 	}
-	if batches, err = compactBatches(batches, rt.alloc); err != nil {
-		return cluster.PartitionStats{}, err
-	}
-	data := memcat.NewPartData(schema, batches)
+	data := memcat.NewPartData(schema, packPartition(batches, rt.alloc))
 	ds, err := rt.heldDataset(req, schema)
 	if err != nil {
 		data.Drop()
@@ -83,7 +80,7 @@ func (rt *Runtime) remake(ctx context.Context, req cluster.MaterializeRequest, d
 	if err != nil {
 		return fmt.Errorf("making partition %d of dataset %q again after its eviction: %w", req.Partition, req.Dataset, err)
 	}
-	return rt.tiers.restore(data, batches)
+	return rt.tiers.restore(data, packPartition(batches, rt.alloc))
 }
 
 // releasePart drops what a part the runtime made holds (a part replaced or a dataset dropped).

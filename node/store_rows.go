@@ -30,7 +30,7 @@ func (rt *Runtime) StorePartition(ctx context.Context, req cluster.StoreRequest,
 	if err != nil {
 		return cluster.PartitionStats{}, err
 	}
-	data := memcat.NewPartData(rdr.Schema(), batches)
+	data := memcat.NewPartData(rdr.Schema(), packPartition(batches, rt.alloc))
 	ds, err := rt.heldDataset(cluster.MaterializeRequest{Dataset: req.Dataset, Generation: req.Generation, Partitions: req.Partitions, Partition: req.Partition}, rdr.Schema())
 	if err != nil {
 		data.Drop()

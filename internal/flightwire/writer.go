@@ -16,6 +16,8 @@ package flightwire
 import (
 	"errors"
 	"fmt"
+	"math/bits"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -101,8 +103,30 @@ const (
 )
 
 // encodedPool holds the buffers of encoded messages: gRPC returns each once its transport has
-// copied it out. Messages are mostly batches of up to a few MiB.
-var encodedPool = mem.NewTieredBufferPool(4<<10, 64<<10, 256<<10, 1<<20, 2<<20, 4<<20, 8<<20)
+// copied it out.
+var encodedPool = &bufferPool{}
+
+// bufferPool is a mem.BufferPool of buffers whose capacities are powers of two, handed out as
+// they were left: encode overwrites every byte it sends (gRPC's pools zero a buffer on reuse).
+type bufferPool struct {
+	classes [bits.UintSize]sync.Pool
+}
+
+func (p *bufferPool) Get(size int) *[]byte {
+	class := bits.Len(uint(max(size, 1) - 1))
+	if b, ok := p.classes[class].Get().(*[]byte); ok {
+		*b = (*b)[:size]
+		return b
+	}
+	b := make([]byte, size, 1<<class)
+	return &b
+}
+
+func (p *bufferPool) Put(b *[]byte) {
+	if c := cap(*b); c > 0 && c&(c-1) == 0 {
+		p.classes[bits.Len(uint(c-1))].Put(b)
+	}
+}
 
 // encode returns m as a FlightData message (its fields in field-number order, as gRPC's proto
 // codec writes them) in one buffer.

@@ -343,3 +343,22 @@ func (c captureStream) SendMsg(m any) error {
 }
 
 var _ io.Writer = (*bodyPieces)(nil)
+
+func TestBufferPoolHandsOutPowersOfTwo(t *testing.T) {
+	var p bufferPool
+	for _, size := range []int{0, 1, 1025, 4096, 4097, 3 << 20} {
+		b := p.Get(size)
+		if len(*b) != size || cap(*b) < size || cap(*b)&(cap(*b)-1) != 0 {
+			t.Fatalf("Get(%d): len %d cap %d, want len %d and a power of two cap", size, len(*b), cap(*b), size)
+		}
+		p.Put(b)
+	}
+	// A buffer of another capacity (not one of the pool's) is dropped, never handed out.
+	odd := make([]byte, 3000)
+	p.Put(&odd)
+	for range 100 {
+		if b := p.Get(2500); cap(*b) != 4096 {
+			t.Fatalf("Get(2500) has cap %d, want 4096", cap(*b))
+		}
+	}
+}
