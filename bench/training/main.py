@@ -1,4 +1,4 @@
-"""Training reads: warm epochs into torch tensors from cachedb, against the protocol's limit and
+"""Training reads: warm epochs into torch tensors from cachedb, against a raw Flight server and
 against re-reading Parquet from MinIO every epoch.
 
 The table `bench.train` (bench/training/train_table.py: id, split, label and float features)
@@ -15,7 +15,8 @@ b. raw-flight: bench/training/rawflight, a trivial arrow-go Flight server holdin
    (an Arrow IPC snapshot of the dataset) and streaming them as they are over DoGet, as many
    streams as cachedb had endpoints, in record batches of cachedb's size; read with the same
    client code (pyarrow.flight, the same parallel endpoint reader, batching and tensor
-   conversion), no shuffle: the protocol's limit on this machine
+   conversion), no shuffle: Flight as arrow-go serves it (cachedb's nodes send with
+   internal/flightwire, one copy of each message where arrow-go's writer makes three)
 b'. raw-flight-units: the same, each record batch converted to tensors once and the tensors
    sliced into batches, as cachedb converts its merged units
 c. pyarrow-reread: the table's Parquet files read from MinIO with pyarrow every epoch (the
