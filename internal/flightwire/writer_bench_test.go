@@ -3,7 +3,6 @@ package flightwire
 import (
 	"context"
 	"io"
-	"net"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -11,8 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 )
 
 // BenchmarkDoGet streams 64 MiB of record batches of 2 MiB (an int64 and 16 float32 columns)
@@ -39,20 +36,7 @@ func BenchmarkDoGet(b *testing.B) {
 	for _, sender := range []string{"flightwire", "arrow-go"} {
 		b.Run(sender, func(b *testing.B) {
 			svc := &benchService{schema: schema, batch: batch, batches: batches, arrowGo: sender == "arrow-go"}
-			lis, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				b.Fatal(err)
-			}
-			srv := grpc.NewServer(grpc.ForceServerCodecV2(Codec()))
-			flight.RegisterFlightServiceServer(srv, svc)
-			go func() { _ = srv.Serve(lis) }()
-			defer srv.Stop()
-			conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer conn.Close()
-			client := flight.NewFlightServiceClient(conn)
+			client := flight.NewFlightServiceClient(serve(b, svc))
 			b.SetBytes(batches * 2 << 20)
 			for b.Loop() {
 				stream, err := client.DoGet(context.Background(), &flight.Ticket{})

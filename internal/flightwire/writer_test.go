@@ -85,23 +85,41 @@ func (s *sendService) DoGet(_ *flight.Ticket, stream flight.FlightService_DoGetS
 	return err
 }
 
-// serve starts a server encoding with Codec over svc on loopback and returns a client of it.
-func serve(t *testing.T, svc flight.FlightServer) flight.FlightServiceClient {
-	t.Helper()
+// serve starts a server encoding with Codec over svc on loopback and returns a connection to
+// it; both end with the test.
+func serve(tb testing.TB, svc flight.FlightServer) *grpc.ClientConn {
+	tb.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	srv := grpc.NewServer(grpc.ForceServerCodecV2(Codec()))
 	flight.RegisterFlightServiceServer(srv, svc)
 	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
+	tb.Cleanup(srv.Stop)
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+// readStream starts a DoGet on conn and returns its reader, having checked the schema.
+func readStream(t *testing.T, conn *grpc.ClientConn) *flight.Reader {
+	t.Helper()
+	stream, err := flight.NewFlightServiceClient(conn).DoGet(context.Background(), &flight.Ticket{Ticket: []byte("all")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return flight.NewFlightServiceClient(conn)
+	rdr, err := flight.NewRecordReader(stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rdr.Schema().Equal(testSchema) {
+		t.Fatalf("schema %s, want %s", rdr.Schema(), testSchema)
+	}
+	return rdr
 }
 
 // waitReleased polls, with a deadline and collections in between, until mem holds nothing.
@@ -132,18 +150,7 @@ func TestWriterSendsBatchesAsTheyAre(t *testing.T) {
 		}
 		svc.metadata = append(svc.metadata, md)
 	}
-	client := serve(t, svc)
-	stream, err := client.DoGet(context.Background(), &flight.Ticket{Ticket: []byte("all")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdr, err := flight.NewRecordReader(stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rdr.Schema().Equal(testSchema) {
-		t.Fatalf("schema %s, want %s", rdr.Schema(), testSchema)
-	}
+	rdr := readStream(t, serve(t, svc))
 	got := 0
 	for rdr.Next() {
 		if got >= len(svc.batches) {
@@ -176,20 +183,8 @@ func TestWriterSendsBatchesAsTheyAre(t *testing.T) {
 }
 
 func TestWriterSendsTheSchemaOfAnEmptyStream(t *testing.T) {
-	svc := &sendService{sent: make(chan error, 1)}
-	client := serve(t, svc)
-	stream, err := client.DoGet(context.Background(), &flight.Ticket{Ticket: []byte("none")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdr, err := flight.NewRecordReader(stream)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rdr := readStream(t, serve(t, &sendService{sent: make(chan error, 1)}))
 	defer rdr.Release()
-	if !rdr.Schema().Equal(testSchema) {
-		t.Fatalf("schema %s, want %s", rdr.Schema(), testSchema)
-	}
 	if rdr.Next() {
 		t.Fatal("a batch from an empty stream")
 	}
@@ -223,18 +218,7 @@ func TestWriterEndsWhenTheClientVanishes(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			svc := &endlessService{batch: testBatch(mem, 0, 20_000), ended: make(chan error, 1)}
-			lis, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := grpc.NewServer(grpc.ForceServerCodecV2(Codec()))
-			flight.RegisterFlightServiceServer(srv, svc)
-			go func() { _ = srv.Serve(lis) }()
-			defer srv.Stop()
-			conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-			if err != nil {
-				t.Fatal(err)
-			}
+			conn := serve(t, svc)
 			ctx, cancel := context.WithCancel(context.Background())
 			stream, err := flight.NewFlightServiceClient(conn).DoGet(ctx, &flight.Ticket{Ticket: []byte("endless")})
 			if err != nil {
