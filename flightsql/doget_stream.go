@@ -14,8 +14,8 @@ import (
 )
 
 // resultStreams wraps the Flight SQL service so that query results (the tickets of statements
-// and prepared statements) are sent by flightwire, without copying their batches' buffers; the
-// other tickets (catalog metadata, small) are arrow-go's to answer, behind stopOnSendFailure.
+// and prepared statements) are sent by flightwire, one copy of their bytes; the other tickets
+// (catalog metadata, small) are arrow-go's to answer, behind stopOnSendFailure.
 type resultStreams struct {
 	flight.FlightServer
 	s *Server

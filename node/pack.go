@@ -27,7 +27,7 @@ const packSlabBytes = 64 << 20
 // Buffers that several arrays share (a dictionary of every batch) stay shared. A slab is freed
 // when the last buffer carved out of it is.
 func packPartition(batches []arrow.RecordBatch, mem memory.Allocator) []arrow.RecordBatch {
-	p := &packer{mem: mem, copied: map[*memory.Buffer]*memory.Buffer{}}
+	p := &packer{copied: map[*memory.Buffer]*memory.Buffer{}}
 	// left is the room the buffers of the batches not packed yet take, each counted once.
 	left := p.bytes(batches, map[*memory.Buffer]bool{})
 	for i, b := range batches {
@@ -60,7 +60,6 @@ func packPartition(batches []arrow.RecordBatch, mem memory.Allocator) []arrow.Re
 
 // packer copies buffers into the current slab, of which used bytes are taken.
 type packer struct {
-	mem  memory.Allocator
 	slab *memory.Buffer
 	used int
 	// copied maps every buffer copied to its copy.
