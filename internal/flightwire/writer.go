@@ -15,7 +15,6 @@ package flightwire
 
 import (
 	"errors"
-	"fmt"
 	"math/bits"
 	"sync"
 
@@ -55,7 +54,7 @@ func (w *Writer) Write(rec arrow.RecordBatch, appMetadata []byte) error {
 // a second call does nothing.
 func (w *Writer) Close() error { return w.ipc.Close() }
 
-// sender is the ipc.PayloadWriter of a Writer: each payload becomes one Message, encoded while
+// sender is the ipc.PayloadWriter of a Writer: each payload becomes one message, encoded while
 // the payload's buffers are held.
 type sender struct {
 	stream      grpc.ServerStream
@@ -66,10 +65,10 @@ func (s *sender) Start() error { return nil }
 func (s *sender) Close() error { return nil }
 
 func (s *sender) WritePayload(p ipc.Payload) error {
-	m := &Message{AppMetadata: s.appMetadata}
+	m := &message{appMetadata: s.appMetadata}
 	if meta := p.Meta(); meta != nil {
 		defer meta.Release()
-		m.Header = meta.Bytes()
+		m.header = meta.Bytes()
 	}
 	if err := p.SerializeBody(&m.body); err != nil {
 		return err
@@ -80,7 +79,7 @@ func (s *sender) WritePayload(p ipc.Payload) error {
 // bodyPieces collects a payload's body as ipc.Payload.SerializeBody writes it: the payload's
 // buffers and their padding. Unlike an io.Writer it keeps the slices it is given, which stay
 // valid while the payload is held (until WritePayload returns), so the body is copied once,
-// when the Message is encoded.
+// when the message is encoded.
 type bodyPieces [][]byte
 
 func (b *bodyPieces) Write(p []byte) (int, error) {
@@ -88,10 +87,10 @@ func (b *bodyPieces) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Message is one FlightData message: IPC metadata (Header), application metadata and a body.
+// message is one FlightData message: IPC metadata (header), application metadata and a body.
 // Its slices must stay valid until it is encoded (sent).
-type Message struct {
-	Header, AppMetadata []byte
+type message struct {
+	header, appMetadata []byte
 	body                bodyPieces
 }
 
@@ -130,17 +129,17 @@ func (p *bufferPool) Put(b *[]byte) {
 
 // encode returns m as a FlightData message (its fields in field-number order, as gRPC's proto
 // codec writes them) in one buffer.
-func (m *Message) encode() mem.BufferSlice {
+func (m *message) encode() mem.BufferSlice {
 	bodyLen := 0
 	for _, p := range m.body {
 		bodyLen += len(p)
 	}
 	size := 0
-	if len(m.Header) > 0 {
-		size += protowire.SizeTag(fieldDataHeader) + protowire.SizeBytes(len(m.Header))
+	if len(m.header) > 0 {
+		size += protowire.SizeTag(fieldDataHeader) + protowire.SizeBytes(len(m.header))
 	}
-	if len(m.AppMetadata) > 0 {
-		size += protowire.SizeTag(fieldAppMetadata) + protowire.SizeBytes(len(m.AppMetadata))
+	if len(m.appMetadata) > 0 {
+		size += protowire.SizeTag(fieldAppMetadata) + protowire.SizeBytes(len(m.appMetadata))
 	}
 	if bodyLen > 0 {
 		size += protowire.SizeTag(fieldDataBody) + protowire.SizeBytes(bodyLen)
@@ -153,13 +152,13 @@ func (m *Message) encode() mem.BufferSlice {
 		buf = encodedPool.Get(size)
 	}
 	out := (*buf)[:0]
-	if len(m.Header) > 0 {
+	if len(m.header) > 0 {
 		out = protowire.AppendTag(out, fieldDataHeader, protowire.BytesType)
-		out = protowire.AppendBytes(out, m.Header)
+		out = protowire.AppendBytes(out, m.header)
 	}
-	if len(m.AppMetadata) > 0 {
+	if len(m.appMetadata) > 0 {
 		out = protowire.AppendTag(out, fieldAppMetadata, protowire.BytesType)
-		out = protowire.AppendBytes(out, m.AppMetadata)
+		out = protowire.AppendBytes(out, m.appMetadata)
 	}
 	if bodyLen > 0 {
 		out = protowire.AppendTag(out, fieldDataBody, protowire.BytesType)
@@ -175,16 +174,7 @@ func (m *Message) encode() mem.BufferSlice {
 	return mem.BufferSlice{mem.NewBuffer(buf, encodedPool)}
 }
 
-// String names the message's sizes (for logs of what gRPC sends).
-func (m *Message) String() string {
-	n := 0
-	for _, p := range m.body {
-		n += len(p)
-	}
-	return fmt.Sprintf("FlightData{header %d B, app metadata %d B, body %d B}", len(m.Header), len(m.AppMetadata), n)
-}
-
-// Codec returns the gRPC codec of a server that sends with Writer: Messages are encoded in one
+// Codec returns the gRPC codec of a server that sends with Writer: its messages are encoded in one
 // copy, every other message as by gRPC's proto codec (whose name it has).
 func Codec() encoding.CodecV2 {
 	return codec{base: encoding.GetCodecV2(grpcproto.Name)}
@@ -193,15 +183,15 @@ func Codec() encoding.CodecV2 {
 type codec struct{ base encoding.CodecV2 }
 
 func (c codec) Marshal(v any) (mem.BufferSlice, error) {
-	if m, ok := v.(*Message); ok {
+	if m, ok := v.(*message); ok {
 		return m.encode(), nil
 	}
 	return c.base.Marshal(v)
 }
 
 func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
-	if _, ok := v.(*Message); ok {
-		return errors.New("flightwire: a Message is only sent")
+	if _, ok := v.(*message); ok {
+		return errors.New("flightwire: a message is only sent")
 	}
 	return c.base.Unmarshal(data, v)
 }

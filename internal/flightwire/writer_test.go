@@ -250,7 +250,7 @@ func TestWriterEndsWhenTheClientVanishes(t *testing.T) {
 	}
 }
 
-// A Message is encoded as gRPC's proto codec encodes the same FlightData.
+// A message is encoded as gRPC's proto codec encodes the same FlightData.
 func TestMessageEncodingIsFlightData(t *testing.T) {
 	mem := memory.NewGoAllocator()
 	batch := testBatch(mem, 0, 3000)
@@ -298,22 +298,22 @@ func TestMessageEncodingIsFlightData(t *testing.T) {
 	}
 }
 
-// encodedMessage is a Message as encoded, and the FlightData of its fields.
+// encodedMessage is a message as encoded, and the FlightData of its fields.
 type encodedMessage struct {
 	encoded []byte
 	fields  *flight.FlightData
 }
 
-// captureStream encodes the Messages sent on it, as gRPC does within SendMsg.
+// captureStream encodes the messages sent on it, as gRPC does within SendMsg.
 type captureStream struct {
 	grpc.ServerStream
 	sent *[]encodedMessage
 }
 
 func (c captureStream) SendMsg(m any) error {
-	msg, ok := m.(*Message)
+	msg, ok := m.(*message)
 	if !ok {
-		return errors.New("not a Message")
+		return errors.New("not a message")
 	}
 	encoded := msg.encode()
 	defer encoded.Free()
@@ -321,7 +321,7 @@ func (c captureStream) SendMsg(m any) error {
 	for _, p := range msg.body {
 		body = append(body, p...)
 	}
-	fields := &flight.FlightData{DataHeader: bytes.Clone(msg.Header), AppMetadata: bytes.Clone(msg.AppMetadata), DataBody: body}
+	fields := &flight.FlightData{DataHeader: bytes.Clone(msg.header), AppMetadata: bytes.Clone(msg.appMetadata), DataBody: body}
 	*c.sent = append(*c.sent, encodedMessage{encoded: encoded.Materialize(), fields: fields})
 	return nil
 }
