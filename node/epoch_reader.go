@@ -65,10 +65,12 @@ type epochReader struct {
 	picks       []int32
 	pickRuns    []exec.SourceRun
 	partWindows []*partWindow
-	// spare are column copies of windows read before (partWindow.narrow), for the next.
-	spare   [][]byte
-	meta    []byte
-	buffers memory.Allocator
+	// spare are column copies of windows read before (partWindow.narrow), for the next;
+	// spareBytes counts their capacity.
+	spare      [][]byte
+	spareBytes int
+	meta       []byte
+	buffers    memory.Allocator
 	// opened are the batches of the partitions read so far (memcat.Part.Open, from whatever
 	// tier holds them), kept until the reader closes: batches of them in all; base[p] numbers
 	// partition p's first batch among them (-1: not opened). sources[i] holds, for read column i, every
@@ -197,20 +199,28 @@ func (r *epochReader) freeRetired() {
 	for _, w := range r.retired {
 		releaseColumns(w.fallback)
 		for _, b := range w.narrow {
-			if b != nil && len(r.spare) < 4*len(r.slice.Columns) {
+			if b != nil && r.spareBytes+cap(b) <= spareKept {
 				r.spare = append(r.spare, b[:0])
+				r.spareBytes += cap(b)
 			}
 		}
 	}
 	r.retired = nil
 }
 
-// spareBytes returns an empty slice with room for n bytes, a spare one when one is large enough.
-func (r *epochReader) spareBytes(n int) []byte {
-	for k, b := range r.spare {
-		if cap(b) >= n {
-			r.spare[k] = r.spare[len(r.spare)-1]
-			r.spare = r.spare[:len(r.spare)-1]
+// spareKept bounds the bytes of the column copies a reader keeps for its next windows: every
+// window a part leaves behind (a part of 2 MiB of rows moves on from about seven windows of the
+// default 4,096 rows, each one copy per column), so that in the steady state no window's copy
+// is allocated afresh.
+const spareKept = 8 << 20
+
+// takeSpare returns an empty slice with room for n bytes, a spare one when one is large enough
+// (the most recently kept of those, likely still in cache).
+func (r *epochReader) takeSpare(n int) []byte {
+	for k := len(r.spare) - 1; k >= 0; k-- {
+		if b := r.spare[k]; cap(b) >= n {
+			r.spare = slices.Delete(r.spare, k, k+1)
+			r.spareBytes -= cap(b)
 			return b[:0]
 		}
 	}
@@ -466,7 +476,7 @@ func (r *epochReader) gatherColumn(i, col int) (arrow.Array, error) {
 		sources := make([][]byte, len(r.partWindows))
 		for k, w := range r.partWindows {
 			if w.narrow[i] == nil {
-				w.narrow[i] = r.spareBytes(int(w.rows) * width)
+				w.narrow[i] = r.takeSpare(int(w.rows) * width)
 				base := r.base[w.part]
 				for _, st := range w.stretches {
 					w.narrow[i] = append(w.narrow[i], r.sources[i][base+st.batch][int(st.from)*width:int(st.to)*width]...)

@@ -29,6 +29,26 @@ def unit_rows(batch_rows: int) -> int:
 
 _NO_RUN = np.empty(0, np.int64)
 
+# 0, 1, 2, … as int32, made once and grown as needed (a fresh array of a unit's size costs more
+# than the rest of placing its rows).
+_POSITIONS = np.arange(MERGE_UNIT_ROWS, dtype=np.int32)
+
+
+def _index_type(count: int) -> type:
+    """The narrowest index type for rows below count (Arrow's take accepts either)."""
+    return np.int32 if count <= np.iinfo(np.int32).max else np.int64
+
+
+def _positions(count: int, dtype: Any) -> np.ndarray:
+    """0, 1, …, count - 1 as dtype (read-only: shared)."""
+    global _POSITIONS
+    if dtype != np.int32:
+        return np.arange(count, dtype=dtype)
+    positions = _POSITIONS
+    if len(positions) < count:
+        positions = _POSITIONS = np.arange(count, dtype=np.int32)
+    return positions[:count]
+
 
 class _Node:
     """One node stream as the merge sees it: received record batches not yet placed and their
@@ -153,13 +173,16 @@ def merge_node_streams(readers: Sequence[Any], schema: pa.Schema, rows: int, fir
             yield _one_batch(pa.concat_tables(pieces) if len(pieces) > 1 else pieces[0], schema)
         else:
             # Row i of the unit is row order[i] of the nodes' rows concatenated: one take of
-            # every column at once (Arrow's kernels, any type, NULLs kept).
+            # every column at once (Arrow's kernels, any type, NULLs kept). A run's rows are
+            # consecutive, so order is the run's offset (source - destination) repeated over its
+            # rows, plus i; its rows are sources [src, src + lens), checked here run by run
+            # (Arrow's take checks every index of every column unless told not to: half its
+            # time).
             src = local + (np.cumsum(counts) - counts)[node]
-            order = np.repeat(src - dst, lens) + np.arange(count, dtype=np.int64)
-            # Arrow's take checks every index of every column unless told not to (half its
-            # time); one check of the order's range here stands for those.
-            if order.min() < 0 or order.max() >= count:
+            if src.min() < 0 or (src + lens).max() > count:
                 raise ValueError("a training read's node streams placed a row outside the rows received")
+            order = np.repeat((src - dst).astype(_index_type(count)), lens)
+            order += _positions(count, order.dtype)
             # Taken from the received batches as they are (chunks): no concatenation first.
             pieces = pa.Table.from_batches([s for t in taken for s in t[2]], schema=schema)
             yield _one_batch(pc.take(pieces, pa.array(order), boundscheck=False), schema)
