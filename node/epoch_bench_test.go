@@ -13,7 +13,6 @@ import (
 	"github.com/cachedb/cachedb/cluster"
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/exec"
-	"github.com/cachedb/cachedb/internal/mempool"
 )
 
 // BenchmarkEpochRead measures how fast data nodes gather one reader's shuffled epoch from the
@@ -91,7 +90,7 @@ func benchmarkEpochRead(b *testing.B, schema *arrow.Schema, partRows int, onDisk
 	req.Reader.BatchSize = 4096
 	target, part := epochSizes(rowBytes, req.Reader.BatchSize)
 	total := int64(parts * partRows)
-	buffers := mempool.NewRecycler(mem, epochBuffersKept, mempool.Unlimited(), epochBuffersConsumer)
+	buffers, _ := epochTestBuffers()
 	b.SetBytes(total * rowBytes)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {

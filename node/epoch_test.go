@@ -19,6 +19,7 @@ import (
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/flightwire"
 	"github.com/cachedb/cachedb/internal/mempool"
 )
 
@@ -103,8 +104,8 @@ func TestEpochReaderKeepsRowsWholeFromDisk(t *testing.T) { testEpochReaderKeepsR
 func testEpochReaderKeepsRowsWhole(t *testing.T, onDisk bool) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	buffers := mempool.NewRecycler(mem, 1<<20, mempool.Unlimited(), epochBuffersConsumer)
-	defer buffers.Close()
+	buffers, held := epochTestBuffers()
+	defer assertNothingHeld(t, held)
 	partRows := []int64{1000, 777, 1500}
 	parts := epochTestParts(mem, partRows, 333)
 	if onDisk {
@@ -207,8 +208,8 @@ func embedding(a arrow.Array, i int) string {
 func TestEpochReaderRetain(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	buffers := mempool.NewRecycler(mem, 1<<20, mempool.Unlimited(), epochBuffersConsumer)
-	defer buffers.Close()
+	buffers, held := epochTestBuffers()
+	defer assertNothingHeld(t, held)
 	partRows := []int64{300, 200}
 	parts := epochTestParts(mem, partRows, 64)
 	defer releaseTestParts(parts)
@@ -243,7 +244,7 @@ func TestEpochReaderRetain(t *testing.T) {
 func TestEpochReaderStoppedMidStreamFreesThePartGatheredAhead(t *testing.T) {
 	for _, cancelFirst := range []bool{false, true} {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		buffers := mempool.NewRecycler(mem, 1<<20, mempool.Unlimited(), epochBuffersConsumer)
+		buffers, held := epochTestBuffers()
 		partRows := []int64{3000, 2000}
 		parts := epochTestParts(mem, partRows, 64)
 		order, err := cluster.NewEpochOrder(partRows, 3, 1, true, cluster.MixBlocks, 16, 128)
@@ -273,7 +274,7 @@ func TestEpochReaderStoppedMidStreamFreesThePartGatheredAhead(t *testing.T) {
 		}
 		r.Release()
 		cancel()
-		buffers.Close()
+		assertNothingHeld(t, held)
 		releaseTestParts(parts)
 		mem.AssertSize(t, 0)
 	}
@@ -334,8 +335,8 @@ func partsOnDisk(t testing.TB, schema *arrow.Schema, parts []memcat.Part) []memc
 func TestEpochNodeStreamsReassembleTheOrder(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	buffers := mempool.NewRecycler(mem, 1<<20, mempool.Unlimited(), epochBuffersConsumer)
-	defer buffers.Close()
+	buffers, held := epochTestBuffers()
+	defer assertNothingHeld(t, held)
 	partRows := []int64{3000, 2500, 4100, 1800, 2999}
 	parts := epochTestParts(mem, partRows, 700)
 	defer releaseTestParts(parts)
@@ -439,5 +440,20 @@ func TestEpochNodeStreamsReassembleTheOrder(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// epochTestBuffers returns the allocator a runtime gathers training reads with and the
+// reservation that counts what its batches hold.
+func epochTestBuffers() (*flightwire.Allocator, *mempool.Reservation) {
+	held := mempool.Unlimited().Reserve(mempool.Consumer{Name: epochBuffersConsumer})
+	return flightwire.NewAllocator(held), held
+}
+
+// assertNothingHeld fails t when batches still hold buffers counted in held.
+func assertNothingHeld(t *testing.T, held *mempool.Reservation) {
+	t.Helper()
+	if n := held.Size(); n != 0 {
+		t.Errorf("training reads' batches still hold %d bytes", n)
 	}
 }

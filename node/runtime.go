@@ -21,6 +21,7 @@ import (
 	"github.com/cachedb/cachedb/engine"
 	"github.com/cachedb/cachedb/exec"
 	"github.com/cachedb/cachedb/internal/errs"
+	"github.com/cachedb/cachedb/internal/flightwire"
 	"github.com/cachedb/cachedb/internal/mempool"
 )
 
@@ -88,8 +89,9 @@ type Runtime struct {
 	shuffles shuffleRuns
 	// datasetMu serializes the creation of dataset objects.
 	datasetMu sync.Mutex
-	// epochBuffers allocates the columns training reads gather, reusing freed ones.
-	epochBuffers *mempool.Recycler
+	// epochBuffers allocates the columns training reads gather, which their streams send
+	// without copying them (flightwire.Allocator).
+	epochBuffers *flightwire.Allocator
 	// epochOrders keeps the orders of the epochs being read, shared by their segments.
 	epochOrders *cluster.EpochOrders
 	// tiers holds the dataset partitions' rows; ownTiers when the runtime made them.
@@ -129,7 +131,7 @@ func New(cfg Config) (*Runtime, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rt := &Runtime{
 		eng: cfg.Engine, alloc: cfg.Alloc, client: cfg.Shuffles, ctx: ctx, cancel: cancel, bucketBytes: cfg.ShuffleBucketBytes,
-		epochBuffers: mempool.NewRecycler(cfg.Alloc, epochBuffersKept, cfg.Engine.Pool(), epochBuffersConsumer), tiers: tiers, ownTiers: own,
+		epochBuffers: flightwire.NewAllocator(cfg.Engine.Pool().Reserve(mempool.Consumer{Name: epochBuffersConsumer})), tiers: tiers, ownTiers: own,
 		epochOrders: cluster.NewEpochOrders(epochOrdersKept),
 	}
 	rt.stages = stageRegistry{base: ctx, work: &rt.work, clock: cfg.Clock, idle: cfg.StageIdle, pool: cfg.Engine.Pool()}
@@ -138,14 +140,13 @@ func New(cfg Config) (*Runtime, error) {
 
 // Close ends the runtime: every execution it takes part in ends (readers still open fail), new
 // ones are refused, and Close returns once every goroutine the runtime started has ended. It
-// then frees the buffers kept for training reads and closes Config.Shuffles. Close the servers
+// then closes Config.Shuffles. Close the servers
 // that call the runtime first; closing again does nothing.
 func (rt *Runtime) Close() {
 	rt.closeOnce.Do(func() {
 		rt.stages.shut()
 		rt.cancel()
 		rt.work.wait()
-		rt.epochBuffers.Close()
 		if rt.ownTiers {
 			rt.tiers.Close()
 		} else {

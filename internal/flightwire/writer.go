@@ -7,7 +7,8 @@
 // encoded straight from the batch's buffers into a buffer reused from message to message (not
 // zeroed): one pass. The batch is the caller's again as soon as Write returns, whatever becomes
 // of the stream; a buffer gRPC never returns (its connection broke with the message unsent) is
-// collected as garbage.
+// collected as garbage. The large buffers of a batch made with an Allocator are not copied at
+// all: the message refers to them (shared.go).
 //
 // A server sending with Writer must encode with Codec (grpc.ForceServerCodecV2(Codec())); every
 // other message is encoded and decoded as by gRPC's proto codec.
@@ -128,12 +129,79 @@ func (p *bufferPool) Put(b *[]byte) {
 }
 
 // encode returns m as a FlightData message (its fields in field-number order, as gRPC's proto
-// codec writes them) in one buffer.
+// codec writes them): in one buffer, or, when body pieces lie in buffers of an Allocator, in
+// buffers that refer to those pieces and one that holds the rest.
 func (m *message) encode() mem.BufferSlice {
 	bodyLen := 0
 	for _, p := range m.body {
 		bodyLen += len(p)
 	}
+	if bodyLen >= sharedMin {
+		var shared []mem.Buffer
+		for i, p := range m.body {
+			if b := sharedPiece(p); b != nil {
+				if shared == nil {
+					shared = make([]mem.Buffer, len(m.body))
+				}
+				shared[i] = b
+			}
+		}
+		if shared != nil {
+			return m.encodeShared(shared, bodyLen)
+		}
+	}
+	size := m.prefixSize(bodyLen) + bodyLen
+	var buf *[]byte
+	if mem.IsBelowBufferPoolingThreshold(size) {
+		b := make([]byte, 0, size)
+		buf = &b
+	} else {
+		buf = encodedPool.Get(size)
+	}
+	out := m.appendPrefix((*buf)[:0], bodyLen)
+	for _, p := range m.body {
+		out = append(out, p...)
+	}
+	*buf = out
+	if mem.IsBelowBufferPoolingThreshold(size) {
+		return mem.BufferSlice{mem.SliceBuffer(out)}
+	}
+	return mem.BufferSlice{mem.NewBuffer(buf, encodedPool)}
+}
+
+// encodeShared encodes m with its body pieces shared[i] (nil where a piece is copied): the
+// message's other bytes (fields before the body, pieces not shared) are copied into one buffer,
+// cut where shared pieces go between them.
+func (m *message) encodeShared(shared []mem.Buffer, bodyLen int) mem.BufferSlice {
+	copied := m.prefixSize(bodyLen)
+	for i, p := range m.body {
+		if shared[i] == nil {
+			copied += len(p)
+		}
+	}
+	buf := m.appendPrefix(make([]byte, 0, copied), bodyLen)
+	out := make(mem.BufferSlice, 0, 2*len(shared)+1)
+	from := 0 // where buf's bytes not yet in out begin
+	for i, p := range m.body {
+		if shared[i] == nil {
+			buf = append(buf, p...)
+			continue
+		}
+		if from < len(buf) {
+			out = append(out, mem.SliceBuffer(buf[from:len(buf):len(buf)]))
+			from = len(buf)
+		}
+		out = append(out, shared[i])
+	}
+	if from < len(buf) {
+		out = append(out, mem.SliceBuffer(buf[from:]))
+	}
+	return out
+}
+
+// prefixSize is the size of m's fields before the body's bytes (the body's tag and length
+// included) for a body of bodyLen bytes.
+func (m *message) prefixSize(bodyLen int) int {
 	size := 0
 	if len(m.header) > 0 {
 		size += protowire.SizeTag(fieldDataHeader) + protowire.SizeBytes(len(m.header))
@@ -142,16 +210,13 @@ func (m *message) encode() mem.BufferSlice {
 		size += protowire.SizeTag(fieldAppMetadata) + protowire.SizeBytes(len(m.appMetadata))
 	}
 	if bodyLen > 0 {
-		size += protowire.SizeTag(fieldDataBody) + protowire.SizeBytes(bodyLen)
+		size += protowire.SizeTag(fieldDataBody) + protowire.SizeVarint(uint64(bodyLen))
 	}
-	var buf *[]byte
-	if mem.IsBelowBufferPoolingThreshold(size) {
-		b := make([]byte, 0, size)
-		buf = &b
-	} else {
-		buf = encodedPool.Get(size)
-	}
-	out := (*buf)[:0]
+	return size
+}
+
+// appendPrefix appends m's fields before the body's bytes (prefixSize of them).
+func (m *message) appendPrefix(out []byte, bodyLen int) []byte {
 	if len(m.header) > 0 {
 		out = protowire.AppendTag(out, fieldDataHeader, protowire.BytesType)
 		out = protowire.AppendBytes(out, m.header)
@@ -163,15 +228,8 @@ func (m *message) encode() mem.BufferSlice {
 	if bodyLen > 0 {
 		out = protowire.AppendTag(out, fieldDataBody, protowire.BytesType)
 		out = protowire.AppendVarint(out, uint64(bodyLen))
-		for _, p := range m.body {
-			out = append(out, p...)
-		}
 	}
-	*buf = out
-	if mem.IsBelowBufferPoolingThreshold(size) {
-		return mem.BufferSlice{mem.SliceBuffer(out)}
-	}
-	return mem.BufferSlice{mem.NewBuffer(buf, encodedPool)}
+	return out
 }
 
 // Codec returns the gRPC codec of a server that sends with Writer: its messages are encoded in one

@@ -301,6 +301,7 @@ func TestMessageEncodingIsFlightData(t *testing.T) {
 // encodedMessage is a message as encoded, and the FlightData of its fields.
 type encodedMessage struct {
 	encoded []byte
+	buffers int // the buffers it was encoded in
 	fields  *flight.FlightData
 }
 
@@ -322,7 +323,7 @@ func (c captureStream) SendMsg(m any) error {
 		body = append(body, p...)
 	}
 	fields := &flight.FlightData{DataHeader: bytes.Clone(msg.header), AppMetadata: bytes.Clone(msg.appMetadata), DataBody: body}
-	*c.sent = append(*c.sent, encodedMessage{encoded: encoded.Materialize(), fields: fields})
+	*c.sent = append(*c.sent, encodedMessage{encoded: encoded.Materialize(), buffers: len(encoded), fields: fields})
 	return nil
 }
 
