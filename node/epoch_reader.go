@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 
@@ -298,21 +299,28 @@ func (r *epochReader) next() (arrow.RecordBatch, error) {
 // gathering fails (its error is what it returns) or close stops it. It alone uses the reader's
 // gathering state (runs, windows, opened partitions and the task context) until it ends.
 //
-// The first part is one of the reader's batches (target rows without a batch size) and each
-// next one twice the one before, up to part rows: the first batch leaves soon after the read
-// begins (a client merging every node's stream waits for each node's first one), and a short
-// read costs no more than its rows.
+// The first part is one of the reader's batches (target rows without a batch size), or only
+// this segment's rows of the reader's first batch when there are any, and each next one twice
+// the one before, up to part rows: the first batch leaves soon after the read begins (a client
+// merging every node's stream waits for each node's rows of its first batch), and a short read
+// costs no more than its rows.
 func (r *epochReader) produce() error {
 	size := min(r.target, r.part)
+	until := int64(math.MaxInt64)
 	if b := int64(r.slice.Request.Reader.BatchSize); b > 0 {
 		size = min(b, size)
+		until = b
 	}
 	for {
 		r.cutRuns(size)
 		if len(r.runs) == 0 {
 			return nil
 		}
-		p, err := r.gatherPart(size)
+		if r.runs[0].u >= until {
+			until = math.MaxInt64 // the segment has no rows of the first batch
+		}
+		p, err := r.gatherPart(size, until)
+		until = math.MaxInt64
 		size = min(2*size, r.part)
 		if err != nil {
 			return err
@@ -345,13 +353,14 @@ func (p *gatheredPart) runsMeta(from, to int64) []byte {
 	return out
 }
 
-// gatherPart takes the next runs, up to size rows, as a part and gathers their rows.
-func (r *epochReader) gatherPart(size int64) (*gatheredPart, error) {
+// gatherPart takes the next runs, up to size rows and up to the reader's row until, as a part
+// and gathers their rows.
+func (r *epochReader) gatherPart(size, until int64) (*gatheredPart, error) {
 	part := &gatheredPart{}
 	var rows int64
-	for len(r.runs) > 0 && rows < size {
+	for len(r.runs) > 0 && rows < size && r.runs[0].u < until {
 		run := r.runs[0]
-		if take := size - rows; run.n > take {
+		if take := min(size-rows, until-run.u); run.n > take {
 			r.runs[0].j, r.runs[0].n, r.runs[0].u = run.j+take, run.n-take, run.u+take
 			run.n = take
 		} else {

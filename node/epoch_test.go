@@ -376,6 +376,7 @@ func TestEpochNodeStreamsReassembleTheOrder(t *testing.T) {
 		for i := range placed {
 			placed[i] = -1
 		}
+		var firstBatchRows, inFirstBatch int64 // the stream's first record batch; its rows of the reader's first batch
 		for es.Next() {
 			rb := es.RecordBatch()
 			meta := es.AppMetadata()
@@ -385,14 +386,32 @@ func TestEpochNodeStreamsReassembleTheOrder(t *testing.T) {
 				for i := range n {
 					placed[u+i] = rb.Column(0).(*array.Int64).Value(int(at + i))
 				}
+				if firstBatchRows == 0 {
+					inFirstBatch += max(0, min(u+n, int64(r.BatchSize))-u)
+				}
 				at += n
 			}
 			if at != rb.NumRows() {
 				t.Fatalf("a batch of %d rows describes %d", rb.NumRows(), at)
 			}
+			if firstBatchRows == 0 {
+				firstBatchRows = rb.NumRows()
+			}
 		}
 		if es.Err() != nil {
 			t.Fatal(es.Err())
+		}
+		// A stream holding rows of the reader's first batch sends those first, and only those,
+		// so that the reader's first batch leaves as soon as can be.
+		var held int64
+		for _, id := range placed[:min(rows, int64(r.BatchSize))] {
+			if id >= 0 {
+				held++
+			}
+		}
+		if held > 0 && (inFirstBatch != held || firstBatchRows != held) {
+			t.Fatalf("partitions %v: the first record batch has %d rows, %d of the reader's first batch; the stream holds %d of those",
+				partitions, firstBatchRows, inFirstBatch, held)
 		}
 		return placed
 	}
