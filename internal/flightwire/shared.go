@@ -19,10 +19,12 @@ import (
 // that only gRPC still holds is in flight, as every message being sent is, and counted nowhere.
 // Buffers are not zeroed: the caller writes every byte it uses. It is safe for concurrent use.
 type Allocator struct {
+	mu  sync.Mutex // serializes res's calls
 	res Reservation
 }
 
-// Reservation counts the bytes an Allocator's batches hold (mempool.Reservation is one).
+// Reservation counts the bytes an Allocator's batches hold (mempool.Reservation is one); the
+// Allocator calls it from one goroutine at a time.
 type Reservation interface {
 	Grow(n int64)
 	Shrink(n int64)
@@ -56,7 +58,9 @@ func (a *Allocator) Allocate(size int) []byte {
 	s := &sharedBuffer{buf: encodedPool.Get(size)}
 	s.refs.Store(1)
 	sharedLive.Add(1)
+	a.mu.Lock()
 	a.res.Grow(int64(cap(*s.buf)))
+	a.mu.Unlock()
 	sharedBuffers.Store(addressOf(*s.buf), s)
 	return *s.buf
 }
@@ -79,7 +83,9 @@ func (a *Allocator) Free(b []byte) {
 		panic("flightwire: freeing a buffer the allocator did not hand out")
 	}
 	s := v.(*sharedBuffer)
+	a.mu.Lock()
 	a.res.Shrink(int64(cap(*s.buf)))
+	a.mu.Unlock()
 	s.release()
 }
 
