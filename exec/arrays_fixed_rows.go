@@ -6,6 +6,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/cachedb/cachedb/internal/gather"
 )
 
 // Fixed-size rows: arrays whose every row is the same number of value bytes and that have no
@@ -90,9 +92,9 @@ func TakeFixedRows(mem memory.Allocator, dt arrow.DataType, rows []byte, idx []i
 		case 2:
 			takeElems[uint16](to, rows, idx)
 		case 4:
-			takeElems[uint32](to, rows, idx)
+			gather.Uint32(elems[uint32](to), elems[uint32](rows), idx)
 		case 8:
-			takeElems[uint64](to, rows, idx)
+			gather.Uint64(elems[uint64](to), elems[uint64](rows), idx)
 		case 16:
 			takeElems[[2]uint64](to, rows, idx)
 		default:
@@ -106,13 +108,16 @@ func TakeFixedRows(mem memory.Allocator, dt arrow.DataType, rows []byte, idx []i
 
 // takeElems sets element i of to (elements of T) to element idx[i] of from.
 func takeElems[T any](to, from []byte, idx []int32) {
-	var zero T
-	width := int(unsafe.Sizeof(zero))
-	src := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(from))), len(from)/width)
-	dst := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(to))), len(idx))
+	dst, src := elems[T](to)[:len(idx)], elems[T](from)
 	for i, j := range idx {
 		dst[i] = src[j]
 	}
+}
+
+// elems is b as elements of T (b's start aligned for T; a partial last element is left out).
+func elems[T any](b []byte) []T {
+	var zero T
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/int(unsafe.Sizeof(zero)))
 }
 
 // RowRef names row Row of the Batch-th of several arrays.
@@ -163,9 +168,9 @@ func TakeFixedRowRuns(mem memory.Allocator, dt arrow.DataType, sources [][]byte,
 		case 2:
 			takeElems[uint16](dst, from, rows)
 		case 4:
-			takeElems[uint32](dst, from, rows)
+			gather.Uint32(elems[uint32](dst), elems[uint32](from), rows)
 		case 8:
-			takeElems[uint64](dst, from, rows)
+			gather.Uint64(elems[uint64](dst), elems[uint64](from), rows)
 		case 16:
 			takeElems[[2]uint64](dst, from, rows)
 		default:
