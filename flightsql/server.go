@@ -232,9 +232,9 @@ func NewServer(eng *engine.Engine, opts Options) *Server {
 		grpc.MaxRecvMsgSize(opts.MaxRecvBytes),
 		// Results and training reads leave in writes of up to sendBufferBytes rather than gRPC's
 		// 32 KiB: an eighth of the system calls, and fewer, larger segments for the client to
-		// take in. The buffer goes back to a shared pool after each flush, so an idle
-		// connection holds none.
-		grpc.WriteBufferSize(sendBufferBytes), grpc.SharedWriteBuffer(true),
+		// take in. (gRPC returns the buffer to a shared pool after each flush, so an idle
+		// connection holds none.)
+		grpc.WriteBufferSize(sendBufferBytes),
 		grpc.StatsHandler(&connTracker{ended: s.connectionEnded}),
 		grpc.ChainUnaryInterceptor(unaryInterceptor, s.authUnary, withSessionUnary),
 		grpc.ChainStreamInterceptor(streamInterceptor, s.authStream, withSessionStream),
