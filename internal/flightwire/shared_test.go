@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/protobuf/proto"
@@ -46,27 +45,7 @@ func TestSharedBatchesArriveAsTheyAre(t *testing.T) {
 	svc := &sendService{sent: make(chan error, 1)}
 	svc.batches = []arrow.RecordBatch{big, testBatch(alloc, 5, 100), big.NewSlice(7, 20_000), big}
 	svc.metadata = [][]byte{[]byte("first"), nil, []byte("slice"), []byte("again")}
-	rdr := readStream(t, serve(t, svc))
-	got := 0
-	for rdr.Next() {
-		if want := svc.batches[got]; !array.RecordEqual(rdr.RecordBatch(), want) {
-			t.Fatalf("batch %d differs from the one sent", got)
-		}
-		if md := rdr.LatestAppMetadata(); !bytes.Equal(md, svc.metadata[got]) {
-			t.Fatalf("batch %d's app metadata is %q, want %q", got, md, svc.metadata[got])
-		}
-		got++
-	}
-	if err := rdr.Err(); err != nil {
-		t.Fatal(err)
-	}
-	rdr.Release()
-	if got != len(svc.batches) {
-		t.Fatalf("read %d batches, want %d", got, len(svc.batches))
-	}
-	if err := <-svc.sent; err != nil {
-		t.Fatal(err)
-	}
+	readSent(t, svc)
 	for _, b := range svc.batches[1:3] {
 		b.Release()
 	}

@@ -122,6 +122,36 @@ func readStream(t *testing.T, conn *grpc.ClientConn) *flight.Reader {
 	return rdr
 }
 
+// readSent reads svc's stream from a server over it and checks that it carries svc's batches,
+// each with its metadata, and that the server's sends succeeded.
+func readSent(t *testing.T, svc *sendService) {
+	t.Helper()
+	rdr := readStream(t, serve(t, svc))
+	defer rdr.Release()
+	got := 0
+	for rdr.Next() {
+		if got >= len(svc.batches) {
+			t.Fatalf("more than the %d batches sent", len(svc.batches))
+		}
+		if want := svc.batches[got]; !array.RecordEqual(rdr.RecordBatch(), want) {
+			t.Fatalf("batch %d differs from the one sent:\n%v\nwant\n%v", got, rdr.RecordBatch(), want)
+		}
+		if md := rdr.LatestAppMetadata(); !bytes.Equal(md, svc.metadata[got]) {
+			t.Fatalf("batch %d's app metadata is %q, want %q", got, md, svc.metadata[got])
+		}
+		got++
+	}
+	if err := rdr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got != len(svc.batches) {
+		t.Fatalf("read %d batches, want %d", got, len(svc.batches))
+	}
+	if err := <-svc.sent; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // waitReleased polls, with a deadline and collections in between, until mem holds nothing.
 func waitReleased(t *testing.T, mem *memory.CheckedAllocator) {
 	t.Helper()
@@ -150,30 +180,7 @@ func TestWriterSendsBatchesAsTheyAre(t *testing.T) {
 		}
 		svc.metadata = append(svc.metadata, md)
 	}
-	rdr := readStream(t, serve(t, svc))
-	got := 0
-	for rdr.Next() {
-		if got >= len(svc.batches) {
-			t.Fatalf("more than the %d batches sent", len(svc.batches))
-		}
-		if want := svc.batches[got]; !array.RecordEqual(rdr.RecordBatch(), want) {
-			t.Fatalf("batch %d differs from the one sent:\n%v\nwant\n%v", got, rdr.RecordBatch(), want)
-		}
-		if md := rdr.LatestAppMetadata(); !bytes.Equal(md, svc.metadata[got]) {
-			t.Fatalf("batch %d's app metadata is %q, want %q", got, md, svc.metadata[got])
-		}
-		got++
-	}
-	if err := rdr.Err(); err != nil {
-		t.Fatal(err)
-	}
-	rdr.Release()
-	if got != len(svc.batches) {
-		t.Fatalf("read %d batches, want %d", got, len(svc.batches))
-	}
-	if err := <-svc.sent; err != nil {
-		t.Fatal(err)
-	}
+	readSent(t, svc)
 	for _, b := range svc.batches {
 		b.Release()
 	}
