@@ -224,36 +224,44 @@ func TestWriterEndsWhenTheClientVanishes(t *testing.T) {
 	for _, how := range []string{"cancel", "close"} {
 		t.Run(how, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			svc := &endlessService{batch: testBatch(mem, 0, 20_000), ended: make(chan error, 1)}
-			conn := serve(t, svc)
-			ctx, cancel := context.WithCancel(context.Background())
-			stream, err := flight.NewFlightServiceClient(conn).DoGet(ctx, &flight.Ticket{Ticket: []byte("endless")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for range 3 {
-				if _, err := stream.Recv(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if how == "cancel" {
-				cancel()
-			} else {
-				_ = conn.Close()
-			}
-			select {
-			case err := <-svc.ended:
-				if err == nil {
-					t.Fatal("the send to a client that went away succeeded")
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("the server kept sending to a client that went away")
-			}
-			cancel()
-			_ = conn.Close()
-			svc.batch.Release()
+			batch := testBatch(mem, 0, 20_000)
+			vanishMidStream(t, batch, how)
+			batch.Release()
 			waitReleased(t, mem)
 		})
+	}
+}
+
+// vanishMidStream serves batch over and over to a client that reads three messages and then
+// goes away (how: "cancel" its call or "close" its connection), and returns once the server's
+// send has failed.
+func vanishMidStream(t *testing.T, batch arrow.RecordBatch, how string) {
+	t.Helper()
+	svc := &endlessService{batch: batch, ended: make(chan error, 1)}
+	conn := serve(t, svc)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream, err := flight.NewFlightServiceClient(conn).DoGet(ctx, &flight.Ticket{Ticket: []byte("endless")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := stream.Recv(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if how == "cancel" {
+		cancel()
+	} else {
+		_ = conn.Close()
+	}
+	select {
+	case err := <-svc.ended:
+		if err == nil {
+			t.Fatal("the send to a client that went away succeeded")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server kept sending to a client that went away")
 	}
 }
 
