@@ -96,7 +96,7 @@ func startDatasetCluster(t *testing.T, wh demo.Warehouse, nodes int) *datasetClu
 }
 
 // startDatasetClusterWith starts a dataset cluster whose head also has headOpts' logins and
-// grants (Users, JWTs, Grants).
+// grants (Users, JWTs, Grants), and whose servers all cap batches at headOpts.MaxBatchBytes.
 func startDatasetClusterWith(t *testing.T, wh demo.Warehouse, nodes int, headOpts Options) *datasetCluster {
 	t.Helper()
 	c := &datasetCluster{key: ticket.NewKeyring([]byte("dataset test cluster secret"), nil)}
@@ -136,6 +136,7 @@ func startDatasetClusterWith(t *testing.T, wh demo.Warehouse, nodes int, headOpt
 		Users:          headOpts.Users,
 		JWTs:           headOpts.JWTs,
 		Grants:         headOpts.Grants,
+		MaxBatchBytes:  headOpts.MaxBatchBytes,
 	})
 	c.head = &testServer{srv: srv, eng: headEng, node: headRT, addr: headAddr}
 	go c.members.Run(ctx)
@@ -148,9 +149,10 @@ func startDatasetClusterWith(t *testing.T, wh demo.Warehouse, nodes int, headOpt
 		}
 		rt := newRuntime(t, eng, c.key)
 		_, addr, stopServer := serveEngine(t, eng, Options{
-			TicketKey: c.key,
-			Node:      rt,
-			Extend:    cluster.NodeActions(cluster.NodeConfig{ID: id, Version: "test", Key: c.key, Store: rt, Shuffles: rt}),
+			TicketKey:     c.key,
+			Node:          rt,
+			Extend:        cluster.NodeActions(cluster.NodeConfig{ID: id, Version: "test", Key: c.key, Store: rt, Shuffles: rt}),
+			MaxBatchBytes: headOpts.MaxBatchBytes,
 		})
 		// The node's process keeps one boot ID: an agent started again (resume) registers as
 		// the same process.

@@ -81,6 +81,73 @@ func rankOrder(t *testing.T, cnxn adbc.Connection, query string, opts map[string
 
 // TestTrainingReadsOnDataNodes checks the guarantees of training reads end to end: a dataset on
 // three data nodes read by ranks and workers with call headers or a SQL hint, through ADBC.
+// readNodeStreams reads query as node streams with training options opts (as the Python client
+// does: every node's endpoint, each row placed by its batch's runs), failing t unless the
+// FlightInfo is a node-streams read of want rows and the runs place every row once; it returns
+// the rows' first column in the reader's order and how many batches the nodes sent.
+func readNodeStreams(t *testing.T, c *datasetCluster, query string, opts map[string]string, want int) ([]int64, int) {
+	t.Helper()
+	ctx := testContext(t)
+	headers := []string{"cachedb-node-streams", "true"}
+	for k, v := range opts {
+		headers = append(headers, "cachedb-"+k, v)
+	}
+	info, err := c.head.arrowClient(t).Execute(metadata.AppendToOutgoingContext(ctx, headers...), query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		NodeStreams bool `json:"node_streams"`
+	}
+	if err := json.Unmarshal(info.AppMetadata, &meta); err != nil || !meta.NodeStreams || info.Ordered || len(info.Endpoint) != len(c.nodes) || info.TotalRecords != int64(want) {
+		t.Fatalf("node streams: app_metadata %s, ordered=%v, %d endpoints, %d records", info.AppMetadata, info.Ordered, len(info.Endpoint), info.TotalRecords)
+	}
+	got := make([]int64, want)
+	seen := make([]bool, want)
+	batches := 0
+	for i, ep := range info.Endpoint {
+		rdr, err := flightClient(t, strings.TrimPrefix(ep.Location[0].Uri, "grpc://")).DoGet(ctx, ep.Ticket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := flight.NewRecordReader(rdr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r.Next() {
+			batches++
+			ids := r.RecordBatch().Column(0).(*array.Int64).Int64Values()
+			runs := r.LatestAppMetadata()
+			at := 0
+			for k := 0; k+16 <= len(runs); k += 16 {
+				u, n := int(binary.LittleEndian.Uint64(runs[k:])), int(binary.LittleEndian.Uint64(runs[k+8:]))
+				if u < 0 || n < 0 || u+n > want || at+n > len(ids) {
+					t.Fatalf("endpoint %d: a batch of %d rows places %d rows at %d of %d", i, len(ids), n, u, want)
+				}
+				copy(got[u:u+n], ids[at:at+n])
+				for j := u; j < u+n; j++ {
+					if seen[j] {
+						t.Fatalf("endpoint %d: row %d of the reader placed twice", i, j)
+					}
+					seen[j] = true
+				}
+				at += n
+			}
+			if at != len(ids) {
+				t.Fatalf("endpoint %d: a batch of %d rows describes %d", i, len(ids), at)
+			}
+		}
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		r.Release()
+	}
+	if missing := slices.Index(seen, false); missing >= 0 {
+		t.Fatalf("the node streams left row %d of the reader's %d unplaced", missing, want)
+	}
+	return got, batches
+}
+
 func TestTrainingReadsOnDataNodes(t *testing.T) {
 	wh := demoWarehouse(t)
 	c := startDatasetCluster(t, wh, 3)
@@ -270,52 +337,13 @@ func TestTrainingReadsOnDataNodes(t *testing.T) {
 		}
 	})
 	t.Run("node streams: one endpoint per node, rows placed by their runs", func(t *testing.T) {
-		opts := []string{"cachedb-seed", "3", "cachedb-world-size", "2", "cachedb-rank", "1", "cachedb-window-rows", "4096", "cachedb-batch-size", "64"}
-		want, err := epochRead(t, cnxn, query, map[string]string{"seed": "3", "world_size": "2", "rank": "1", "window_rows": "4096", "batch_size": "64"})
+		opts := map[string]string{"seed": "3", "world_size": "2", "rank": "1", "window_rows": "4096", "batch_size": "64"}
+		want, err := epochRead(t, cnxn, query, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		info, err := c.head.arrowClient(t).Execute(metadata.AppendToOutgoingContext(ctx, append(opts, "cachedb-node-streams", "true")...), query)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var meta struct {
-			NodeStreams bool `json:"node_streams"`
-		}
-		if err := json.Unmarshal(info.AppMetadata, &meta); err != nil || !meta.NodeStreams || info.Ordered || len(info.Endpoint) != len(c.nodes) || info.TotalRecords != int64(len(want)) {
-			t.Fatalf("node streams: app_metadata %s, ordered=%v, %d endpoints, %d records", info.AppMetadata, info.Ordered, len(info.Endpoint), info.TotalRecords)
-		}
-		got := make([]int64, len(want))
-		placed := 0
-		for i, ep := range info.Endpoint {
-			rdr, err := flightClient(t, strings.TrimPrefix(ep.Location[0].Uri, "grpc://")).DoGet(ctx, ep.Ticket)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := flight.NewRecordReader(rdr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for r.Next() {
-				ids := r.RecordBatch().Column(0).(*array.Int64).Int64Values()
-				runs := r.LatestAppMetadata()
-				at := 0
-				for k := 0; k+16 <= len(runs); k += 16 {
-					u, n := int(binary.LittleEndian.Uint64(runs[k:])), int(binary.LittleEndian.Uint64(runs[k+8:]))
-					copy(got[u:u+n], ids[at:at+n])
-					at, placed = at+n, placed+n
-				}
-				if at != len(ids) {
-					t.Fatalf("endpoint %d: a batch of %d rows describes %d", i, len(ids), at)
-				}
-			}
-			if err := r.Err(); err != nil {
-				t.Fatal(err)
-			}
-			r.Release()
-		}
-		if placed != len(want) || !slices.Equal(got, want) {
-			t.Fatalf("the node streams placed %d rows, not the ordered read's %d in its order", placed, len(want))
+		if got, _ := readNodeStreams(t, c, query, opts, len(want)); !slices.Equal(got, want) {
+			t.Fatalf("the node streams placed %d rows, not the ordered read's %d in its order", len(got), len(want))
 		}
 	})
 	t.Run("an ordered read of too many alternations is refused, naming node_streams", func(t *testing.T) {
@@ -496,6 +524,33 @@ func TestTrainingReadsOnDataNodes(t *testing.T) {
 			t.Errorf("after the rebuild the epoch reads %d rows in another order", len(after))
 		}
 	})
+}
+
+// A node's batch larger than the cap on what a server sends is sent in pieces; each piece must
+// carry its own rows' runs, or a client merging node streams cannot place them.
+func TestNodeStreamsSplitUnderTheBatchCap(t *testing.T) {
+	const maxBatch = ipcOverheadBytes + 32<<10
+	c := startDatasetClusterWith(t, demoWarehouse(t), 2, Options{MaxBatchBytes: maxBatch})
+	ctx := testContext(t)
+	cnxn := quietConn(t, c.head.addr)
+	ds := mustLoad(t, ctx, flightClient(t, c.head.addr), engine.DatasetSpec{Name: "train", Table: "demo.rides", Columns: []string{"ride_id", "fare"}, Partitions: 4})
+	const query = "SELECT ride_id, fare FROM train"
+	opts := map[string]string{"seed": "5", "batch_size": "8192"}
+	want, err := epochRead(t, cnxn, query, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(want)) != ds.Rows {
+		t.Fatalf("the ordered read has %d rows of %d", len(want), ds.Rows)
+	}
+	got, batches := readNodeStreams(t, c, query, opts, len(want))
+	if !slices.Equal(got, want) {
+		t.Fatal("the node streams' rows are not the ordered read's, in its order")
+	}
+	// 16 bytes a row: batches of at most 32 KiB of rows hold at most 2,048 rows.
+	if min := len(want) / 2048; batches < min {
+		t.Errorf("the nodes sent %d batches for %d rows: not split under the cap (at least %d)", batches, len(want), min)
+	}
 }
 
 // sameSuccessors counts the rows followed by the same row in both orders.

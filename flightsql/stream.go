@@ -78,23 +78,37 @@ type appMetadataReader interface {
 	AppMetadata() []byte
 }
 
+// rowsMetadataReader is an appMetadataReader whose app_metadata describes the batch's rows one
+// by one (a training read's runs place every row), so that each piece of a batch split under
+// the cap needs its own: PieceMetadata is that of the current batch's rows [from, to).
+type rowsMetadataReader interface {
+	appMetadataReader
+	PieceMetadata(from, to int64) []byte
+}
+
 // sendReader sends every batch of rdr; it reports false when the stream must stop (ctx ended,
 // or an error was sent). A batch's app_metadata (appMetadataReader) goes with the first piece
-// it is split into.
+// it is split into, or, from a rowsMetadataReader, each piece carries its rows' own.
 func (s *Server) sendReader(ctx context.Context, rec *statementRecord, ch chan<- flight.StreamChunk, rdr array.RecordReader) bool {
 	withMeta, _ := rdr.(appMetadataReader)
+	perRow, _ := rdr.(rowsMetadataReader)
 	for rdr.Next() {
 		pieces := splitBatch(rdr.RecordBatch(), s.opts.MaxBatchBytes)
 		var meta []byte
-		if withMeta != nil {
+		if withMeta != nil && (perRow == nil || len(pieces) == 1) {
 			meta = withMeta.AppMetadata()
 		}
+		var at int64
 		for i, p := range pieces {
 			rows, bytes := p.NumRows(), recordBytes(p)
 			chunk := flight.StreamChunk{Data: p}
-			if i == 0 {
+			switch {
+			case perRow != nil && len(pieces) > 1:
+				chunk.AppMetadata = perRow.PieceMetadata(at, at+rows)
+			case i == 0:
 				chunk.AppMetadata = meta
 			}
+			at += rows
 			select {
 			case ch <- chunk:
 				rec.sent(rows, bytes)

@@ -53,10 +53,10 @@ type epochReader struct {
 	// runs are the runs cut and not yet gathered, in order.
 	runs []epochRun
 
-	// cur is the part being sent, sent rows of which are streamed already; meta describes the
-	// current batch.
-	cur  *gatheredPart
-	sent int64
+	// cur is the part being sent, sent rows of which are streamed already; the current batch is
+	// its rows [batchAt, sent), and meta describes them.
+	cur           *gatheredPart
+	batchAt, sent int64
 	// ahead hands gathered parts from produce to next, and is closed when produce ends; stop
 	// tells produce to end. Both are made on the first call of next.
 	ahead chan partResult
@@ -173,6 +173,16 @@ type epochStream struct {
 // reading a read's segments from several nodes at once (EpochRequest.NodeStreams) places every
 // row by it.
 func (s *epochStream) AppMetadata() []byte { return s.r.meta }
+
+// PieceMetadata is AppMetadata for the current batch's rows [from, to) alone, for a server
+// that sends the batch in pieces.
+func (s *epochStream) PieceMetadata(from, to int64) []byte {
+	r := s.r
+	if r.cur == nil {
+		return nil
+	}
+	return r.cur.runsMeta(r.batchAt+from, r.batchAt+min(to, r.sent-r.batchAt))
+}
 
 // close frees what the reader holds; the stream runs it once, at its end or final Release. It
 // first stops produce and waits for it to end (it ends after the part it is gathering).
@@ -291,6 +301,7 @@ func (r *epochReader) next() (arrow.RecordBatch, error) {
 	b := array.NewRecordBatch(r.schema, cols, n)
 	releaseColumns(cols)
 	r.meta = r.cur.runsMeta(r.sent, r.sent+n)
+	r.batchAt = r.sent
 	r.sent += n
 	return b, nil
 }
