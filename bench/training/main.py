@@ -353,8 +353,11 @@ def measure(args, p, want, columns, head, server, minio, paths, table_info, tmp,
         for w in range(args.warmup):
             log(f"warm-up {s.name}: {s.run(1000 + w):.3f}s")
         s.reset()
+    # Each round starts with the next system, so that none always runs right after the same
+    # one (the re-read, which reads and decodes from object storage, leaves the caches cold for
+    # whatever follows it).
     for i in range(args.runs):
-        for s in systems:
+        for s in systems[i % len(systems):] + systems[:i % len(systems)]:
             time.sleep(args.pause)
             log(f"run {i + 1}/{args.runs} {s.name}: {s.run(i):.3f}s")
 
