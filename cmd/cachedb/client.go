@@ -110,9 +110,11 @@ func (d *dialer) options(useTLS bool) []grpc.DialOption {
 	return []grpc.DialOption{grpc.WithTransportCredentials(creds), grpc.WithPerRPCCredentials(d.token)}
 }
 
-// flightSQL connects to the server at addr (HOST:PORT) and logs in when a user is given.
+// flightSQL connects to the server at addr (HOST:PORT) and logs in when a user is given. The
+// client returns the session cookie the server sets (sessionCookies), so that a session's
+// settings (USE, SET) last from one statement to the next.
 func (d *dialer) flightSQL(ctx context.Context, addr string) (*flightsql.Client, error) {
-	cl, err := flightsql.NewClient(addr, nil, nil, d.options(d.tls != nil)...)
+	cl, err := flightsql.NewClient(addr, nil, nil, append(d.options(d.tls != nil), newSessionCookies().dialOptions()...)...)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", addr, err)
 	}

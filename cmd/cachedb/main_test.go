@@ -90,6 +90,23 @@ func TestServeStopsCleanlyOnSIGTERM(t *testing.T) {
 	stopServe(t, cmd)
 }
 
+// A session's settings last from one statement to the next, as in mysql: USE switches the
+// database unqualified names resolve in, and an unknown one is refused without switching.
+func TestSQLSessionLastsAcrossStatements(t *testing.T) {
+	cmd, addr := startServe(t, "--no-warehouse")
+	defer stopServe(t, cmd)
+	script := "USE information_schema;\nSELECT DATABASE() AS db;\nSELECT count(*) > 0 AS has_rows FROM schemata;\nUSE nope;\nSELECT DATABASE() AS still;\nUSE cachedb;\nSELECT DATABASE() AS back;\n"
+	out, errOut, err := runCLI(t, script, []string{"CACHEDB_CONNECT=" + addr}, "sql")
+	if err == nil || !strings.Contains(errOut+out, "Unknown database 'nope'") {
+		t.Errorf("USE nope: err %v, output:\n%s%s", err, out, errOut)
+	}
+	for _, want := range []string{"| information_schema |", "| has_rows |\n+----------+\n|        1 |", "| still              |\n+--------------------+\n| information_schema |", "| back    |\n+---------+\n| cachedb |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestServeAndQuery(t *testing.T) {
 	cmd, addr := startServe(t, "--no-warehouse")
 	defer stopServe(t, cmd)
