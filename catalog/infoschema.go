@@ -126,10 +126,13 @@ type place struct {
 	ns string
 }
 
-func (k *infoTask) places(ctx context.Context) []place {
+func (k *infoTask) places(ctx context.Context) []place { return k.t.set.places(ctx) }
+
+// places lists the databases the Set shows its caller (SHOW DATABASES), information_schema last.
+func (s *Set) places(ctx context.Context) []place {
 	var out []place
-	for _, c := range k.t.set.Catalogs() {
-		if !k.t.set.listsCatalog(c) {
+	for _, c := range s.Catalogs() {
+		if !s.listsCatalog(c) {
 			continue
 		}
 		nc, ok := c.(NamespacedCatalog)
@@ -145,7 +148,43 @@ func (k *infoTask) places(ctx context.Context) []place {
 			out = append(out, place{c, ns})
 		}
 	}
-	return append(out, place{&infoSchema{set: k.t.set}, PublicSchema})
+	return append(out, place{&infoSchema{set: s}, PublicSchema})
+}
+
+// Database returns the database that name means where a statement names one (SHOW TABLES FROM
+// name), as SHOW DATABASES lists it: the database of that name, or, as USE reads a name, a
+// catalog's default namespace or a namespace of the catalog unqualified names resolve in
+// ("local" and "demo" both mean local.demo when local is that catalog and demo its default);
+// false when the caller is shown no such database.
+func (s *Set) Database(ctx context.Context, name string) (string, bool) {
+	var names []string
+	for _, p := range s.places(ctx) {
+		db := DatabaseName(p.c, p.ns)
+		if p.c.Name() == InformationSchema {
+			db = InformationSchema
+		}
+		if strings.EqualFold(db, name) {
+			return db, true
+		}
+		names = append(names, db)
+	}
+	// A catalog (its default namespace), or a namespace of the current catalog, as USE reads it.
+	for _, as := range [][2]string{{name, ""}, {"", name}} {
+		in, err := s.WithCurrent(as[0], as[1])
+		if err != nil || in.current == nil {
+			continue
+		}
+		if _, namespaced := in.current.(NamespacedCatalog); as[1] != "" && !namespaced {
+			continue // a flat catalog has no namespaces to name
+		}
+		db := in.CurrentDatabase()
+		for _, n := range names {
+			if strings.EqualFold(n, db) {
+				return n, true
+			}
+		}
+	}
+	return "", false
 }
 
 // tablesAt lists the tables of place p that the Set's guard lets the caller read, sorted.

@@ -244,3 +244,21 @@ func TestSetDatasetsSchemaNamesDatasets(t *testing.T) {
 		t.Errorf("pinned datasets.feats resolved to %T", tbl)
 	}
 }
+
+func TestSetDatabaseNamesWhatShowDatabasesLists(t *testing.T) {
+	set, err := catalog.NewSet(newMem(t, "cachedb", "t"), []catalog.Catalog{newMem(t, "lake")}, "lake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for name, want := range map[string]string{"CACHEDB": "cachedb", "lake": "lake", "Information_Schema": "information_schema"} {
+		if got, ok := set.Database(ctx, name); !ok || got != want {
+			t.Errorf("Database(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+	for _, name := range []string{"nope", "lake.sales", ""} {
+		if got, ok := set.Database(ctx, name); ok {
+			t.Errorf("Database(%q) = %q, want none", name, got)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -139,9 +140,16 @@ func (b *binder) show(s *sqlparser.Show, text string) (planner.Statement, error)
 			db := s.DbName.String()
 			if db == "" {
 				db = currentDatabase(b.cat)
-			}
-			if _, err := b.bindText("SELECT 1 FROM information_schema.schemata WHERE SCHEMA_NAME = " + quoteString(db)); err != nil {
-				return nil, err
+			} else if set, ok := b.cat.(interface {
+				Database(context.Context, string) (string, bool)
+			}); ok {
+				// As USE reads it: a database SHOW DATABASES lists, or a namespace of the
+				// current catalog.
+				named, found := set.Database(b.ctx, db)
+				if !found {
+					return nil, errs.NotFoundf("Unknown database '%s'", db)
+				}
+				db = named
 			}
 			cols := "TABLE_NAME AS " + quoteName("Tables_in_"+db)
 			if s.Full {
