@@ -94,19 +94,15 @@ func (s *Server) sendReader(ctx context.Context, rec *statementRecord, ch chan<-
 	perRow, _ := rdr.(rowsMetadataReader)
 	for rdr.Next() {
 		pieces := splitBatch(rdr.RecordBatch(), s.opts.MaxBatchBytes)
-		var meta []byte
-		if withMeta != nil && (perRow == nil || len(pieces) == 1) {
-			meta = withMeta.AppMetadata()
-		}
-		var at int64
+		var at int64 // the piece's first row in the batch
 		for i, p := range pieces {
 			rows, bytes := p.NumRows(), recordBytes(p)
 			chunk := flight.StreamChunk{Data: p}
 			switch {
 			case perRow != nil && len(pieces) > 1:
 				chunk.AppMetadata = perRow.PieceMetadata(at, at+rows)
-			case i == 0:
-				chunk.AppMetadata = meta
+			case withMeta != nil && i == 0:
+				chunk.AppMetadata = withMeta.AppMetadata()
 			}
 			at += rows
 			select {
