@@ -15,6 +15,9 @@ import (
 // larger than its cap).
 const (
 	epochBatchBytes = 2 << 20
+	// epochAlignedBytes bounds the batches a reader's batch size may round a segment's batches
+	// up to (a multiple of it): a larger batch size gets batches of about epochBatchBytes.
+	epochAlignedBytes = 64 << 20
 	// epochOrdersKept is how many epoch orders a node keeps made: the epochs its readers are
 	// in (every rank and worker of a job reads the same one; a job's next epoch, another job's).
 	epochOrdersKept = 8
@@ -63,12 +66,14 @@ func (rt *Runtime) ReadEpoch(ctx context.Context, s engine.EpochSlice) (array.Re
 }
 
 // epochSizes returns, for rows of about rowBytes bytes, how many rows a reader streams in a
-// batch (about epochBatchBytes; a multiple of batchSize when there is one) and gathers at once:
-// one batch, so that the rows of the windows it picks from stay in cache from one column to the
-// next (a part reads every held partition's current window at once).
+// batch (about epochBatchBytes; a multiple of batchSize when there is one of at most
+// epochAlignedBytes) and gathers at once: one batch, so that the rows of the windows it picks
+// from stay in cache from one column to the next (a part reads every held partition's current
+// window at once). However large the reader's batches, a node gathers at most about
+// epochAlignedBytes at once: a client merges or rebatches what it receives.
 func epochSizes(rowBytes int64, batchSize int) (target, part int64) {
 	target = max(1, epochBatchBytes/rowBytes)
-	if b := int64(batchSize); b > 0 {
+	if b := int64(batchSize); b > 0 && b <= epochAlignedBytes/rowBytes {
 		target = max(b, target/b*b)
 	}
 	return target, target

@@ -476,3 +476,27 @@ func assertNothingHeld(t *testing.T, held *mempool.Reservation) {
 		t.Errorf("training reads' batches still hold %d bytes", n)
 	}
 }
+
+// A reader's batch size rounds a segment's batches up to a multiple of it, but a batch size
+// of more rows than a node should gather at once does not make the node gather them at once.
+func TestEpochSizesBoundWhatANodeGathers(t *testing.T) {
+	for _, c := range []struct {
+		rowBytes   int64
+		batch      int
+		wantTarget int64
+	}{
+		{72, 0, epochBatchBytes / 72},
+		{72, 4096, epochBatchBytes / 72 / 4096 * 4096},
+		{72, 100_000, 100_000},                  // 7 MB: one batch of the reader's
+		{1024, 1 << 20, epochBatchBytes / 1024}, // 1 GiB: not at once
+		{72, 1 << 30, epochBatchBytes / 72},
+	} {
+		target, part := epochSizes(c.rowBytes, c.batch)
+		if target != c.wantTarget || part != target {
+			t.Errorf("rows of %d bytes, batch size %d: target %d, part %d; want %d", c.rowBytes, c.batch, target, part, c.wantTarget)
+		}
+		if part*c.rowBytes > epochAlignedBytes {
+			t.Errorf("rows of %d bytes, batch size %d: parts of %d bytes", c.rowBytes, c.batch, part*c.rowBytes)
+		}
+	}
+}
