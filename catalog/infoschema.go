@@ -126,7 +126,13 @@ type place struct {
 	ns string
 }
 
-func (k *infoTask) places(ctx context.Context) []place { return k.t.set.places(ctx) }
+// database is p's name as SHOW DATABASES lists it.
+func (p place) database() string {
+	if p.c.Name() == InformationSchema {
+		return InformationSchema
+	}
+	return DatabaseName(p.c, p.ns)
+}
 
 // places lists the databases the Set shows its caller (SHOW DATABASES), information_schema last.
 func (s *Set) places(ctx context.Context) []place {
@@ -159,10 +165,7 @@ func (s *Set) places(ctx context.Context) []place {
 func (s *Set) Database(ctx context.Context, name string) (string, bool) {
 	var names []string
 	for _, p := range s.places(ctx) {
-		db := DatabaseName(p.c, p.ns)
-		if p.c.Name() == InformationSchema {
-			db = InformationSchema
-		}
+		db := p.database()
 		if strings.EqualFold(db, name) {
 			return db, true
 		}
@@ -216,11 +219,8 @@ func (k *infoTask) Open(ctx context.Context, mem memory.Allocator) (array.Record
 	s := func(i int, v string) { b.Field(i).(*array.StringBuilder).Append(v) }
 	null := func(i int) { b.Field(i).AppendNull() }
 	n := func(i int, v int64) { b.Field(i).(*array.Int64Builder).Append(v) }
-	for _, p := range k.places(ctx) {
-		db := DatabaseName(p.c, p.ns)
-		if p.c.Name() == InformationSchema {
-			db = InformationSchema
-		}
+	for _, p := range k.t.set.places(ctx) {
+		db := p.database()
 		if k.t.name == "schemata" {
 			s(0, p.c.Name())
 			s(1, db)
