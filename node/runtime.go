@@ -140,8 +140,8 @@ func New(cfg Config) (*Runtime, error) {
 
 // Close ends the runtime: every execution it takes part in ends (readers still open fail), new
 // ones are refused, and Close returns once every goroutine the runtime started has ended. It
-// then closes Config.Shuffles. Close the servers
-// that call the runtime first; closing again does nothing.
+// then closes Config.Shuffles. Close the servers that call the runtime first; closing again
+// does nothing.
 func (rt *Runtime) Close() {
 	rt.closeOnce.Do(func() {
 		rt.stages.shut()
